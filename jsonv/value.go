@@ -1,0 +1,145 @@
+// Package jsonv is dsh's lossless JSON value model.
+//
+// Every value that crosses a pipeline boundary (tool arguments, canonical output values,
+// content, meta, session event data, Code Mode binding traffic) is a jsonv value: a value that
+// survives encoding and decoding byte-identically. A jsonv value is one of the Go types
+//
+//	nil        JSON null
+//	bool       JSON true / false
+//	float64    a finite JSON number that is not negative zero
+//	string     a valid UTF-8 JSON string
+//	[]any      a JSON array whose elements are jsonv values
+//	*Object    a JSON object whose members keep their order
+//
+// Parse reads untrusted text strictly (duplicate names, invalid UTF-8, overflowing numbers
+// and -0 are rejected); Snapshot validates and deep-copies a Go value into this model so that
+// no stage can mutate another stage's view.
+package jsonv
+
+import "iter"
+
+// Member is one name/value pair of an Object.
+type Member struct {
+	Name  string
+	Value any
+}
+
+// Object is a JSON object that keeps its members in insertion order, because rendered
+// output (pretty printing, canonical forms, generated SDKs) depends on that order.
+// The zero value is an empty object ready to use. An Object is not safe for concurrent
+// mutation; values handed across pipeline boundaries are snapshots and are never mutated.
+type Object struct {
+	members []Member
+	index   map[string]int // built lazily once the object grows past indexThreshold members
+}
+
+// indexThreshold is the member count above which Get uses a map instead of a linear scan.
+const indexThreshold = 16
+
+// NewObject returns an object holding members in the given order. It does not copy the
+// values and does not check for duplicate names; use Set to build objects incrementally.
+func NewObject(members ...Member) *Object {
+	o := &Object{members: members}
+	return o
+}
+
+// Len reports the number of members.
+func (o *Object) Len() int {
+	if o == nil {
+		return 0
+	}
+	return len(o.members)
+}
+
+// Get returns the value of the member named name and whether it exists.
+func (o *Object) Get(name string) (any, bool) {
+	i := o.find(name)
+	if i < 0 {
+		return nil, false
+	}
+	return o.members[i].Value, true
+}
+
+// Has reports whether the object has a member named name.
+func (o *Object) Has(name string) bool { return o.find(name) >= 0 }
+
+// Set replaces the value of the member named name, keeping its position, or appends a new
+// member at the end.
+func (o *Object) Set(name string, v any) {
+	if i := o.find(name); i >= 0 {
+		o.members[i].Value = v
+		return
+	}
+	o.members = append(o.members, Member{Name: name, Value: v})
+	if o.index != nil {
+		o.index[name] = len(o.members) - 1
+	}
+}
+
+// Delete removes the member named name, keeping the order of the others, and reports
+// whether it existed.
+func (o *Object) Delete(name string) bool {
+	i := o.find(name)
+	if i < 0 {
+		return false
+	}
+	o.members = append(o.members[:i], o.members[i+1:]...)
+	o.index = nil
+	return true
+}
+
+// Members returns the members in order. The slice is the object's own storage: callers
+// must not modify it.
+func (o *Object) Members() []Member {
+	if o == nil {
+		return nil
+	}
+	return o.members
+}
+
+// All iterates over the members in order.
+func (o *Object) All() iter.Seq2[string, any] {
+	return func(yield func(string, any) bool) {
+		if o == nil {
+			return
+		}
+		for _, m := range o.members {
+			if !yield(m.Name, m.Value) {
+				return
+			}
+		}
+	}
+}
+
+// Keys returns the member names in order.
+func (o *Object) Keys() []string {
+	keys := make([]string, 0, o.Len())
+	for name := range o.All() {
+		keys = append(keys, name)
+	}
+	return keys
+}
+
+func (o *Object) find(name string) int {
+	if o == nil {
+		return -1
+	}
+	if len(o.members) <= indexThreshold {
+		for i := range o.members {
+			if o.members[i].Name == name {
+				return i
+			}
+		}
+		return -1
+	}
+	if o.index == nil || len(o.index) != len(o.members) {
+		o.index = make(map[string]int, len(o.members))
+		for i, m := range o.members {
+			o.index[m.Name] = i
+		}
+	}
+	if i, ok := o.index[name]; ok {
+		return i
+	}
+	return -1
+}

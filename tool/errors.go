@@ -1,0 +1,82 @@
+package tool
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes of the tool runtime (SPEC §1.10). Tool packages define their own
+// domain codes (for example FS_NOT_FOUND) with the same Error type.
+const (
+	CodeUnknownTool           = "UNKNOWN_TOOL"
+	CodeInvalidArgs           = "INVALID_ARGS"
+	CodeInvalidToolOutput     = "INVALID_TOOL_OUTPUT"
+	CodeUnsupportedSchema     = "UNSUPPORTED_SCHEMA"
+	CodeAborted               = "ABORTED"
+	CodeAbortedBeforeDispatch = "ABORTED_BEFORE_DISPATCH"
+	CodeToolTimeout           = "TOOL_TIMEOUT"
+	CodeCodeRunFailed         = "CODE_RUN_FAILED"
+	CodeToolNotStarted        = "TOOL_NOT_STARTED"
+	CodeToolOutcomeUnknown    = "TOOL_OUTCOME_UNKNOWN"
+)
+
+// Error is a coded error: a failure whose Name and Code reach the result as error.info.
+// A tool body returns one (or wraps one) to give the model and the log a stable code;
+// any other error yields a failure without info.
+type Error struct {
+	Name    string // the error class, e.g. "ToolArgsError"
+	Code    string // the stable code, e.g. "INVALID_ARGS"
+	Message string // the human-readable message
+	Err     error  // an optional underlying cause, for errors.Is / errors.As
+}
+
+// NewError returns a coded error with the given class name, code and message.
+func NewError(name, code, message string) *Error {
+	return &Error{Name: name, Code: code, Message: message}
+}
+
+// Errorf returns a coded error whose message is formatted with fmt.Sprintf.
+func Errorf(name, code, format string, args ...any) *Error {
+	return &Error{Name: name, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Error returns the message.
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the underlying cause, if any.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Info is the durable identity of a coded failure: {name, code}.
+type Info struct {
+	Name string `json:"name"`
+	Code string `json:"code"`
+}
+
+// ErrorName returns the error class name ("Error" when unset).
+func (e *Error) ErrorName() string {
+	if e.Name == "" {
+		return "Error"
+	}
+	return e.Name
+}
+
+// ErrorCode returns the stable code.
+func (e *Error) ErrorCode() string { return e.Code }
+
+// Coded is implemented by errors that carry a class name and a stable code. Packages that
+// cannot import tool (schema, coderuntime) implement it to have their codes reach results.
+type Coded interface {
+	error
+	ErrorName() string
+	ErrorCode() string
+}
+
+// InfoOf returns the Info of the first coded error in err's chain, or nil when err carries
+// no code.
+func InfoOf(err error) *Info {
+	var ce Coded
+	if errors.As(err, &ce) && ce.ErrorCode() != "" {
+		return &Info{Name: ce.ErrorName(), Code: ce.ErrorCode()}
+	}
+	return nil
+}
