@@ -16,7 +16,10 @@
 // no stage can mutate another stage's view.
 package jsonv
 
-import "iter"
+import (
+	"iter"
+	"slices"
+)
 
 // Member is one name/value pair of an Object.
 type Member struct {
@@ -30,16 +33,21 @@ type Member struct {
 // mutation; values handed across pipeline boundaries are snapshots and are never mutated.
 type Object struct {
 	members []Member
-	index   map[string]int // built lazily once the object grows past indexThreshold members
+	// index maps names to positions once the object has more than indexThreshold members.
+	// It is maintained by the mutating methods only, so that lookups never write and a
+	// snapshot can be read by many goroutines at once.
+	index map[string]int
 }
 
 // indexThreshold is the member count above which Get uses a map instead of a linear scan.
 const indexThreshold = 16
 
 // NewObject returns an object holding members in the given order. It does not copy the
-// values and does not check for duplicate names; use Set to build objects incrementally.
+// values and does not check for duplicate names (Check and Snapshot reject duplicates); use
+// Set to build objects incrementally. The object takes ownership of the members slice.
 func NewObject(members ...Member) *Object {
 	o := &Object{members: members}
+	o.reindex()
 	return o
 }
 
@@ -71,8 +79,11 @@ func (o *Object) Set(name string, v any) {
 		return
 	}
 	o.members = append(o.members, Member{Name: name, Value: v})
-	if o.index != nil {
+	switch {
+	case o.index != nil:
 		o.index[name] = len(o.members) - 1
+	case len(o.members) > indexThreshold:
+		o.reindex()
 	}
 }
 
@@ -83,8 +94,8 @@ func (o *Object) Delete(name string) bool {
 	if i < 0 {
 		return false
 	}
-	o.members = append(o.members[:i], o.members[i+1:]...)
-	o.index = nil
+	o.members = slices.Delete(o.members, i, i+1) // also clears the vacated slot
+	o.reindex()
 	return true
 }
 
@@ -124,7 +135,7 @@ func (o *Object) find(name string) int {
 	if o == nil {
 		return -1
 	}
-	if len(o.members) <= indexThreshold {
+	if o.index == nil {
 		for i := range o.members {
 			if o.members[i].Name == name {
 				return i
@@ -132,14 +143,24 @@ func (o *Object) find(name string) int {
 		}
 		return -1
 	}
-	if o.index == nil || len(o.index) != len(o.members) {
-		o.index = make(map[string]int, len(o.members))
-		for i, m := range o.members {
-			o.index[m.Name] = i
-		}
-	}
 	if i, ok := o.index[name]; ok {
 		return i
 	}
 	return -1
+}
+
+// reindex rebuilds the name index after a change that moved members, or drops it when the
+// object is small enough for a linear scan. When names repeat (possible only through
+// NewObject), the first occurrence wins, as it does for the linear scan.
+func (o *Object) reindex() {
+	if len(o.members) <= indexThreshold {
+		o.index = nil
+		return
+	}
+	o.index = make(map[string]int, len(o.members))
+	for i, m := range o.members {
+		if _, dup := o.index[m.Name]; !dup {
+			o.index[m.Name] = i
+		}
+	}
 }
