@@ -1,0 +1,81 @@
+package tool
+
+import (
+	"context"
+	"fmt"
+)
+
+// ApprovalOutcome is the answer of an approval service.
+type ApprovalOutcome string
+
+// Approval outcomes (SPEC §4.9).
+const (
+	ApprovalAllowedOnce ApprovalOutcome = "allowed-once"
+	ApprovalRejected    ApprovalOutcome = "rejected"
+	ApprovalCancelled   ApprovalOutcome = "cancelled"
+	ApprovalUnavailable ApprovalOutcome = "unavailable"
+)
+
+// ApprovalRequest is what a pre-execute "ask" sends to the approval service.
+type ApprovalRequest struct {
+	Agent    *Scope
+	ToolName string
+	CallID   string
+	Reason   string // "" when the hook gave none
+	Exec     *Execution
+}
+
+// Approver resolves "ask" decisions, for example by prompting a person. It should return
+// ApprovalCancelled when ctx is cancelled while it waits.
+type Approver interface {
+	Approve(ctx context.Context, req ApprovalRequest) (ApprovalOutcome, error)
+}
+
+// ApproverFunc adapts a function to Approver.
+type ApproverFunc func(ctx context.Context, req ApprovalRequest) (ApprovalOutcome, error)
+
+// Approve calls f.
+func (f ApproverFunc) Approve(ctx context.Context, req ApprovalRequest) (ApprovalOutcome, error) {
+	return f(ctx, req)
+}
+
+type approverBox struct{ a Approver }
+
+// SetApprover installs the approval service; with none installed every "ask" is denied.
+// The returned function uninstalls it (if it is still the installed one).
+func (r *Registry) SetApprover(a Approver) (remove func()) {
+	box := &approverBox{a: a}
+	r.approver.Store(box)
+	return func() { r.approver.CompareAndSwap(box, nil) }
+}
+
+// resolveAsk turns an "ask" into allow or deny (SPEC §4.9); cancelled reports that the
+// service answered ApprovalCancelled.
+func (r *Registry) resolveAsk(ctx context.Context, exec *Execution, d PreDecision) (deny string, cancelled bool, err error) {
+	box := r.approver.Load()
+	if box == nil || box.a == nil {
+		if d.Reason != "" {
+			return d.Reason, false, nil
+		}
+		return fmt.Sprintf("tool %q requires approval (not yet supported)", exec.name), false, nil
+	}
+	if exec.agent == nil {
+		return fmt.Sprintf("tool %q requires approval, but the call has no agent to route it through", exec.name), false, nil
+	}
+	out, err := box.a.Approve(ctx, ApprovalRequest{Agent: exec.agent, ToolName: exec.name, CallID: exec.callID, Reason: d.Reason, Exec: exec})
+	if err != nil {
+		return "", false, err
+	}
+	switch out {
+	case ApprovalAllowedOnce:
+		return "", false, nil
+	case ApprovalRejected:
+		return fmt.Sprintf("the user rejected tool %q", exec.name), false, nil
+	case ApprovalCancelled:
+		return fmt.Sprintf("approval for tool %q was cancelled", exec.name), true, nil
+	case ApprovalUnavailable:
+		return fmt.Sprintf("tool %q requires approval, but no approval channel is available", exec.name), false, nil
+	default:
+		return "", false, fmt.Errorf("approval service returned unknown outcome %q for tool %q", out, exec.name)
+	}
+}

@@ -1,0 +1,78 @@
+package tool
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/dsh-go/dsh/card"
+	"github.com/dsh-go/dsh/content"
+)
+
+// Definition is a registered tool (SPEC §1.4). Name, Description and Parameters are the only
+// parts the model ever sees. Most tools are built with New (typed) or NewRaw; a Definition
+// may also be filled in directly.
+type Definition struct {
+	// Name is the tool name the model calls.
+	Name string
+	// Description tells the model what the tool does.
+	Description string
+	// Parameters is the JSON Schema of the arguments (a jsonv value or a Go value that
+	// snapshots to one). It is sent to the model verbatim.
+	Parameters any
+
+	// Output declares the canonical value's schema and its projections; it is mandatory.
+	Output Output
+
+	// Execute is the body. It returns the canonical value only (a jsonv value or a Go value
+	// that snapshots to one); the registry validates and renders it.
+	Execute func(ctx context.Context, call *Call) (any, error)
+
+	// FinalizeContent optionally transforms the content of the final result, exactly once per
+	// call, whatever the outcome. Returning nil keeps the content.
+	FinalizeContent func(exec *Execution, res *Result) ([]content.Block, error)
+
+	// Timeout declares a cooperative deadline. It is enforced only by the timeout policy and
+	// never sent to the model; zero means none.
+	Timeout time.Duration
+
+	// ConcurrencySafe classifies one call: only true lets the scheduler run it in parallel
+	// with other safe calls. Nil means always exclusive.
+	ConcurrencySafe func(args any) bool
+
+	// PresentCall returns the pending UI card of a call, or nil for the generic fallback.
+	PresentCall func(args any) *card.Call
+	// PresentResult returns the completed UI card of a result, or nil for the generic
+	// fallback. It also runs on log replay, so it must depend only on its inputs.
+	PresentResult func(args any, res card.ToolResult) *card.Result
+}
+
+// Output declares what a successful call returns.
+type Output struct {
+	// Schema is the JSON Schema (within the supported subset) every canonical value must
+	// satisfy.
+	Schema any
+	// Render projects a validated value to the content the model sees.
+	Render func(args, value any) ([]content.Block, error)
+	// PresentationMeta optionally projects a validated value to the meta persisted with the
+	// result for UI cards. It is computed only for top-level calls.
+	PresentationMeta func(args, value any) (any, error)
+}
+
+// checkShape reports the definition-shape errors of SPEC §2.2 steps 1 and 3.
+func (d *Definition) checkShape() error {
+	if d.Output.Schema == nil || d.Output.Render == nil {
+		return fmt.Errorf("tool %q must declare output { schema, render, presentationMeta? }", d.Name)
+	}
+	if d.Timeout < 0 {
+		return fmt.Errorf("tool %q timeoutMs must be a positive finite number", d.Name)
+	}
+	return nil
+}
+
+// Schema is the model-visible projection of a tool (SPEC §1.3).
+type Schema struct {
+	Name        string
+	Description string
+	Parameters  any // a detached jsonv copy of the parameters schema
+}

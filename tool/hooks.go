@@ -1,0 +1,190 @@
+package tool
+
+import (
+	"context"
+	"slices"
+
+	"github.com/dsh-go/dsh/content"
+)
+
+// PreDecisionKind is the verdict of a pre-execute hook.
+type PreDecisionKind int
+
+// Pre-execute verdicts. The zero value allows.
+const (
+	PreAllow PreDecisionKind = iota
+	PreDeny
+	PreAsk
+)
+
+// PreDecision is a pre-execute verdict: allow, deny with a reason, or ask for approval with an
+// optional reason. There is deliberately no argument rewrite.
+type PreDecision struct {
+	Kind   PreDecisionKind
+	Reason string
+}
+
+// Allow lets the call proceed.
+func Allow() PreDecision { return PreDecision{} }
+
+// Deny refuses the call; the model reads "Error: <reason>".
+func Deny(reason string) PreDecision { return PreDecision{Kind: PreDeny, Reason: reason} }
+
+// Ask sends the call to the approval service; reason is shown to the person asked.
+func Ask(reason string) PreDecision { return PreDecision{Kind: PreAsk, Reason: reason} }
+
+// PostDecision is a post-execute verdict. The zero value accepts the result unchanged.
+// Block turns the result into a failure whose content is Feedback. ReplaceContent swaps the
+// content (keeping the value); ReplaceValue swaps the canonical value of a success, which is
+// validated and rendered again. Setting both replacements is an error.
+type PostDecision struct {
+	Block              bool
+	Feedback           []content.Block
+	ReplaceContent     bool
+	Content            []content.Block
+	ReplaceValue       bool
+	Value              any
+	AdditionalContexts []content.Message
+}
+
+// Accept returns the accepting decision with additional contexts appended.
+func Accept(contexts ...content.Message) PostDecision {
+	return PostDecision{AdditionalContexts: contexts}
+}
+
+// BlockWith returns a blocking decision with the given feedback.
+func BlockWith(feedback []content.Block, contexts ...content.Message) PostDecision {
+	return PostDecision{Block: true, Feedback: feedback, AdditionalContexts: contexts}
+}
+
+// PreExecuteFunc is a pre-execute hook. It returns its own verdict or calls next for the
+// verdict of the hooks after it (the innermost default is allow). An error fails the call.
+type PreExecuteFunc func(ctx context.Context, exec *Execution, next func() (PreDecision, error)) (PreDecision, error)
+
+// ExecuteFunc is an around-execute wrapper. It may call next with a replacement context
+// (the body then sees a context cancelled when either the caller's or the replacement is),
+// or short-circuit with its own result. Errors of the body arrive as failure results; an
+// error returned by a wrapper fails the call without post-execute.
+type ExecuteFunc func(ctx context.Context, exec *Execution, next func(ctx context.Context) (*Result, error)) (*Result, error)
+
+// PostExecuteFunc is a post-execute hook. res is a private copy. It returns its own verdict
+// or calls next (the innermost default accepts).
+type PostExecuteFunc func(ctx context.Context, exec *Execution, res *Result, next func() (PostDecision, error)) (PostDecision, error)
+
+// ResultFunc observes a final result. It receives private copies; its error or panic is
+// logged and never changes the result.
+type ResultFunc func(ctx context.Context, exec *Execution, res *Result) error
+
+// HookOption configures a hook registration.
+type HookOption func(*hookOpts)
+
+type hookOpts struct{ prepend bool }
+
+// Prepend places the hook before the hooks already registered.
+func Prepend() HookOption { return func(o *hookOpts) { o.prepend = true } }
+
+type hook[F any] struct {
+	scope *Scope // nil or global: sees every call
+	fn    F
+}
+
+type hookSet struct {
+	pre    []*hook[PreExecuteFunc]
+	exec   []*hook[ExecuteFunc]
+	post   []*hook[PostExecuteFunc]
+	result []*hook[ResultFunc]
+}
+
+// admitted filters hooks to those whose scope is the call's agent or an ancestor of it.
+func admitted[F any](hs []*hook[F], agent *Scope) []*hook[F] {
+	all := true
+	for _, h := range hs {
+		if !h.scope.within(agent) {
+			all = false
+			break
+		}
+	}
+	if all {
+		return hs
+	}
+	out := make([]*hook[F], 0, len(hs))
+	for _, h := range hs {
+		if h.scope.within(agent) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// addHook registers h in the list selected by sel, copy-on-write.
+func addHook[F any](s *Scope, sel func(*hookSet) *[]*hook[F], fn F, opts []HookOption) func() {
+	var o hookOpts
+	for _, opt := range opts {
+		opt(&o)
+	}
+	h := &hook[F]{scope: s, fn: fn}
+	r := s.reg
+	r.mu.Lock()
+	next := *r.hooks.Load()
+	list := sel(&next)
+	if o.prepend {
+		*list = append([]*hook[F]{h}, *list...)
+	} else {
+		*list = append(slices.Clone(*list), h)
+	}
+	r.hooks.Store(&next)
+	r.mu.Unlock()
+	undo, err := s.track(func() {
+		r.mu.Lock()
+		next := *r.hooks.Load()
+		list := sel(&next)
+		*list = slices.DeleteFunc(slices.Clone(*list), func(x *hook[F]) bool { return x == h })
+		r.hooks.Store(&next)
+		r.mu.Unlock()
+	})
+	if err != nil {
+		return func() {}
+	}
+	return undo
+}
+
+// OnPreExecute adds a pre-execute hook that sees calls of this scope and its descendants
+// (every call, for the global scope).
+func (s *Scope) OnPreExecute(fn PreExecuteFunc, opts ...HookOption) (remove func()) {
+	return addHook(s, func(h *hookSet) *[]*hook[PreExecuteFunc] { return &h.pre }, fn, opts)
+}
+
+// WrapExecute adds an around-execute wrapper; the first registered is the outermost.
+func (s *Scope) WrapExecute(fn ExecuteFunc, opts ...HookOption) (remove func()) {
+	return addHook(s, func(h *hookSet) *[]*hook[ExecuteFunc] { return &h.exec }, fn, opts)
+}
+
+// OnPostExecute adds a post-execute hook.
+func (s *Scope) OnPostExecute(fn PostExecuteFunc, opts ...HookOption) (remove func()) {
+	return addHook(s, func(h *hookSet) *[]*hook[PostExecuteFunc] { return &h.post }, fn, opts)
+}
+
+// OnResult adds an observe-only result listener.
+func (s *Scope) OnResult(fn ResultFunc, opts ...HookOption) (remove func()) {
+	return addHook(s, func(h *hookSet) *[]*hook[ResultFunc] { return &h.result }, fn, opts)
+}
+
+// OnPreExecute adds a global pre-execute hook; see Scope.OnPreExecute.
+func (r *Registry) OnPreExecute(fn PreExecuteFunc, opts ...HookOption) func() {
+	return r.root.OnPreExecute(fn, opts...)
+}
+
+// WrapExecute adds a global around-execute wrapper; see Scope.WrapExecute.
+func (r *Registry) WrapExecute(fn ExecuteFunc, opts ...HookOption) func() {
+	return r.root.WrapExecute(fn, opts...)
+}
+
+// OnPostExecute adds a global post-execute hook; see Scope.OnPostExecute.
+func (r *Registry) OnPostExecute(fn PostExecuteFunc, opts ...HookOption) func() {
+	return r.root.OnPostExecute(fn, opts...)
+}
+
+// OnResult adds a global result listener; see Scope.OnResult.
+func (r *Registry) OnResult(fn ResultFunc, opts ...HookOption) func() {
+	return r.root.OnResult(fn, opts...)
+}

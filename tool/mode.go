@@ -1,0 +1,64 @@
+package tool
+
+import (
+	"github.com/dsh-go/dsh/jsonv"
+)
+
+// ExecMode says how a scheduler may run a call.
+type ExecMode int
+
+// Execution modes.
+const (
+	// Exclusive calls are barriers: nothing else runs while they do.
+	Exclusive ExecMode = iota
+	// Parallel calls may overlap other parallel calls.
+	Parallel
+)
+
+func (m ExecMode) String() string {
+	if m == Parallel {
+		return "parallel"
+	}
+	return "exclusive"
+}
+
+// ExecutionMode classifies a call before it starts (SPEC §2.11). It fails closed: only a
+// definition that may execute for in (visible, not collapsed) and whose ConcurrencySafe
+// returns true for in.Args is Parallel; an unknown tool, a missing classifier, a classifier
+// that panics and arguments that are not lossless JSON all give Exclusive.
+func (r *Registry) ExecutionMode(in Input) (mode ExecMode) {
+	agent := in.Agent
+	if agent != nil && agent.global {
+		agent = nil
+	}
+	e := r.resolve(&Execution{name: in.Name, agent: agent, parent: in.Parent})
+	if e == nil || e.def.ConcurrencySafe == nil {
+		return Exclusive
+	}
+	if jsonv.Check(in.Args) != nil {
+		return Exclusive
+	}
+	defer func() {
+		if recover() != nil {
+			mode = Exclusive
+		}
+	}()
+	if e.def.ConcurrencySafe(in.Args) {
+		return Parallel
+	}
+	return Exclusive
+}
+
+// ParseArguments turns the raw argument text a model emitted into the Input.Args of a call
+// (SPEC §5.1): empty text is {}, valid JSON is its value, and anything else stays the raw
+// string, which a tool's argument validation then rejects with a clear message.
+func ParseArguments(raw string) any {
+	if raw == "" {
+		return &jsonv.Object{}
+	}
+	v, err := jsonv.ParseString(raw)
+	if err != nil {
+		return raw
+	}
+	return v
+}

@@ -1,0 +1,573 @@
+package tool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/jsonv"
+)
+
+// stage says what an Invocation still owes.
+type stage int
+
+const (
+	stageDispatch stage = iota // owes Dispatch, then post-execute
+	stagePost                  // has a result that still owes post-execute
+	stageFinal                 // has a result that skips post-execute
+	stageDone                  // finalized
+)
+
+// Invocation is one call in progress through the staged pipeline (SPEC §1.9). A scheduler
+// calls Registry.Prepare in model order, Dispatch (possibly concurrently with other
+// invocations' dispatches) when NeedsDispatch reports true, and Finalize in model order.
+// Registry.Execute does all three.
+type Invocation struct {
+	r         *Registry
+	ctx       context.Context // the caller's context
+	exec      *Execution
+	finalizer func(*Execution, *Result) ([]content.Block, error)
+	stage     stage
+	result    *Result
+	invoked   bool  // the body was invoked
+	call      *Call // the body's view, once dispatched
+}
+
+// Execution returns the invocation's immutable execution.
+func (inv *Invocation) Execution() *Execution { return inv.exec }
+
+// NeedsDispatch reports whether Dispatch must run before Finalize.
+func (inv *Invocation) NeedsDispatch() bool { return inv.stage == stageDispatch }
+
+// Execute runs one call through the whole pipeline and returns its final result. ctx is the
+// caller's cancellation: a call cancelled before its body runs ends ABORTED_BEFORE_DISPATCH,
+// a successful call cancelled after its body ran ends ABORTED. Execute always waits for a
+// started body to return; it never abandons it.
+func (r *Registry) Execute(ctx context.Context, in Input) *Result {
+	inv := r.Prepare(ctx, in)
+	if inv.NeedsDispatch() {
+		inv.Dispatch()
+	}
+	return inv.Finalize()
+}
+
+// Prepare creates the execution and runs the pre-dispatch stages: argument snapshot, Code
+// Mode collapse, pre-execute hooks, approval and guards (SPEC §4.1, §4.2).
+func (r *Registry) Prepare(ctx context.Context, in Input) *Invocation {
+	root := in.RootCallID
+	if root == "" {
+		root = in.CallID
+	}
+	agent := in.Agent
+	if agent != nil && agent.global {
+		agent = nil
+	}
+	exec := &Execution{callID: in.CallID, rootCallID: root, name: in.Name, agent: agent, parent: in.Parent, token: &Token{}}
+	inv := &Invocation{r: r, ctx: ctx, exec: exec}
+
+	r.mu.RLock()
+	visible := r.lookupLocked(in.Name, agent)
+	collapsed := visible != nil && in.Parent == nil && in.Name != RunCodeName && r.modeForLocked(agent) == ModeCode
+	r.mu.RUnlock()
+	if visible != nil && !(collapsed && ctx.Err() == nil) {
+		inv.finalizer = visible.def.FinalizeContent
+	}
+
+	args, err := jsonv.Snapshot(in.Args)
+	if err != nil {
+		return inv.final(Denied("tool execution arguments must be losslessly JSON-serializable"))
+	}
+	exec.args, exec.argsOK = args, true
+
+	if collapsed {
+		if ctx.Err() != nil {
+			return inv.final(abortResult(false))
+		}
+		return inv.final(Fail(&Error{Name: "ToolNotFoundError", Code: CodeUnknownTool, Message: fmt.Sprintf(
+			"unknown tool %q: only `run_code` is callable directly — call `%s` from inside a `run_code` program instead", in.Name, in.Name)}))
+	}
+	if ctx.Err() != nil {
+		return inv.final(abortResult(false))
+	}
+	res, post, err := inv.prepare()
+	if err != nil {
+		return inv.final(Fail(err))
+	}
+	if res != nil {
+		if post {
+			inv.stage, inv.result = stagePost, res
+		} else {
+			inv.stage, inv.result = stageFinal, res
+		}
+		return inv
+	}
+	inv.stage = stageDispatch
+	return inv
+}
+
+func (inv *Invocation) final(res *Result) *Invocation {
+	inv.stage, inv.result = stageFinal, res
+	return inv
+}
+
+// prepare runs SPEC §4.2 steps 2–7. It returns a result (post reports whether it owes
+// post-execute), or nil to dispatch, or an error for a hook, approval or guard failure.
+func (inv *Invocation) prepare() (res *Result, post bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, post, err = nil, false, panicError(p)
+		}
+	}()
+	ctx, exec, r := inv.ctx, inv.exec, inv.r
+	d, err := runPre(ctx, exec, admitted(r.hooks.Load().pre, exec.agent))
+	if err != nil {
+		return nil, false, err
+	}
+	switch d.Kind {
+	case PreAllow:
+	case PreDeny:
+		return Denied(d.Reason), true, nil
+	case PreAsk:
+		reason, approvalCancelled, err := r.resolveAsk(ctx, exec, d)
+		if err != nil {
+			return nil, false, err
+		}
+		if ctx.Err() != nil && approvalCancelled {
+			return abortResult(false), true, nil
+		}
+		if reason != "" {
+			return Denied(reason), true, nil
+		}
+	default:
+		return nil, false, fmt.Errorf("tools/pre-execute returned unknown decision kind %d", d.Kind)
+	}
+	if reason := r.guardReason(exec); reason != "" {
+		return Denied(reason), true, nil
+	}
+	if ctx.Err() != nil {
+		return abortResult(false), true, nil
+	}
+	return nil, false, nil
+}
+
+func runPre(ctx context.Context, exec *Execution, hs []*hook[PreExecuteFunc]) (PreDecision, error) {
+	var step func(i int) (PreDecision, error)
+	step = func(i int) (d PreDecision, err error) {
+		if i == len(hs) {
+			return Allow(), nil
+		}
+		defer func() {
+			if p := recover(); p != nil {
+				err = panicError(p)
+			}
+		}()
+		return hs[i].fn(ctx, exec, func() (PreDecision, error) { return step(i + 1) })
+	}
+	return step(0)
+}
+
+// panicError turns a recovered panic value into an error, keeping a coded error's code.
+func panicError(p any) error {
+	if err, ok := p.(error); ok {
+		return err
+	}
+	return errors.New(ErrorMessage(p))
+}
+
+// Dispatch runs the around-execute wrappers and the body (SPEC §4.3). It blocks until the
+// body returns. Call it only when NeedsDispatch reports true; it may run on any goroutine.
+func (inv *Invocation) Dispatch() {
+	if inv.stage != stageDispatch {
+		panic("tool: Dispatch called on an invocation that does not need dispatch")
+	}
+	res, err := inv.dispatch()
+	if err != nil {
+		inv.stage, inv.result = stageFinal, Fail(err)
+		return
+	}
+	inv.stage, inv.result = stagePost, res
+}
+
+func (inv *Invocation) dispatch() (res *Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, panicError(p)
+		}
+	}()
+	r, exec := inv.r, inv.exec
+	inv.call = &Call{Execution: exec}
+	var produced *Result
+	inner := func(ctx context.Context) (*Result, error) {
+		produced = inv.body(ctx)
+		return produced, nil
+	}
+	hs := admitted(r.hooks.Load().exec, exec.agent)
+	var step func(i int, ctx context.Context) (*Result, error)
+	step = func(i int, ctx context.Context) (res *Result, err error) {
+		if i == len(hs) {
+			return inner(ctx)
+		}
+		defer func() {
+			if p := recover(); p != nil {
+				res, err = nil, panicError(p)
+			}
+		}()
+		return hs[i].fn(ctx, exec, func(next context.Context) (*Result, error) {
+			if next == nil {
+				next = ctx
+			}
+			return step(i+1, next)
+		})
+	}
+	res, err = step(0, inv.ctx)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return nil, errors.New("tools/execute wrapper returned no result")
+	}
+	if res != produced || produced == nil {
+		res = inv.renormalize(res)
+	}
+	deferred, _ := inv.call.state()
+	if len(deferred) > 0 {
+		res.AdditionalContexts = append(content.CloneMessages(deferred), res.AdditionalContexts...)
+	}
+	if inv.ctx.Err() != nil && !res.IsError {
+		res = inv.cancelled(res)
+	}
+	return res, nil
+}
+
+// cancelled returns the cancellation result that replaces a success, keeping its contexts.
+func (inv *Invocation) cancelled(res *Result) *Result {
+	a := abortResult(inv.invoked)
+	a.AdditionalContexts = res.AdditionalContexts
+	return a
+}
+
+// body is the innermost dispatch: fuse contexts, resolve the definition, run the body and
+// normalize its value or error (SPEC §4.3 step 2).
+func (inv *Invocation) body(ctx context.Context) *Result {
+	caller := inv.ctx
+	if ctx != caller {
+		if ctx.Err() != nil {
+			return abortResult(false)
+		}
+		fused, cancel := context.WithCancelCause(ctx)
+		stop := context.AfterFunc(caller, func() { cancel(context.Cause(caller)) })
+		defer func() {
+			stop()
+			cancel(nil)
+		}()
+		ctx = fused
+	}
+	if ctx.Err() != nil {
+		return abortResult(false)
+	}
+	e := inv.r.resolve(inv.exec)
+	if e == nil {
+		return Fail(unknownTool(inv.exec.name))
+	}
+	inv.invoked = true
+	value, err := runBody(ctx, e.def, inv.call)
+	if err != nil {
+		return Fail(err)
+	}
+	res := inv.success(e, value)
+	if !res.IsError && ctx.Err() != nil {
+		return abortResult(true)
+	}
+	return res
+}
+
+func runBody(ctx context.Context, def *Definition, call *Call) (v any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			v, err = nil, panicError(p)
+		}
+	}()
+	if def.Execute == nil {
+		return nil, fmt.Errorf("tool %q has no body", def.Name)
+	}
+	return def.Execute(ctx, call)
+}
+
+func unknownTool(name string) error {
+	return &Error{Name: "ToolNotFoundError", Code: CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q", name)}
+}
+
+// resolve returns the definition that may execute for exec (view + collapse), or nil.
+func (r *Registry) resolve(exec *Execution) *entry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e := r.lookupLocked(exec.name, exec.agent)
+	if e != nil && exec.parent == nil && exec.name != RunCodeName && r.modeForLocked(exec.agent) == ModeCode {
+		return nil
+	}
+	return e
+}
+
+// outputError is the INVALID_TOOL_OUTPUT error for tool name.
+func outputError(name string, violations ...string) error {
+	return &Error{Name: "ToolOutputError", Code: CodeInvalidToolOutput,
+		Message: fmt.Sprintf("tool %q returned invalid output: %s", name, strings.Join(violations, "; "))}
+}
+
+// success builds the success result of value for entry e (SPEC §3.5): snapshot, validate,
+// render and, for top-level calls, project the presentation meta.
+func (inv *Invocation) success(e *entry, value any) *Result {
+	def := e.def
+	v, err := jsonv.Snapshot(value)
+	if err != nil {
+		return Fail(outputError(def.Name, "value is not lossless JSON"))
+	}
+	if vs := e.out.Validate(v, "value"); len(vs) > 0 {
+		return Fail(outputError(def.Name, vs...))
+	}
+	args := inv.exec.args
+	blocks, err := callRender(def.Output.Render, args, v)
+	if err != nil {
+		return Fail(outputError(def.Name, "output.render failed: "+ErrorMessage(err)))
+	}
+	if checkBlocks(blocks) != nil {
+		return Fail(outputError(def.Name, "output.render returned non-lossless JSON"))
+	}
+	res := &Result{Value: v, Content: blocks}
+	if inv.exec.parent == nil && def.Output.PresentationMeta != nil {
+		meta, err := callRender(def.Output.PresentationMeta, args, v)
+		if err != nil {
+			return Fail(outputError(def.Name, "output.presentationMeta failed: "+ErrorMessage(err)))
+		}
+		if meta != nil {
+			if meta, err = jsonv.Snapshot(meta); err != nil {
+				return Fail(outputError(def.Name, "output.presentationMeta returned non-lossless JSON"))
+			}
+		}
+		res.Meta = meta
+	}
+	if inv.call != nil {
+		if _, concluded := inv.call.state(); concluded {
+			res.ConcludesTurn = true
+		}
+	}
+	return res
+}
+
+func callRender[T any](fn func(args, value any) (T, error), args, value any) (out T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = panicError(p)
+		}
+	}()
+	return fn(args, value)
+}
+
+// renormalize rebuilds a result that this dispatch did not produce (SPEC §4.3 step 3).
+func (inv *Invocation) renormalize(res *Result) *Result {
+	if res.IsError {
+		out := &Result{IsError: true, Content: content.Clone(res.Content), AdditionalContexts: content.CloneMessages(res.AdditionalContexts)}
+		if res.Error != nil {
+			f := *res.Error
+			if f.Info != nil {
+				info := *f.Info
+				f.Info = &info
+			}
+			out.Error = &f
+		} else {
+			out.Error = &Failure{}
+		}
+		if res.Meta != nil {
+			out.Meta = jsonv.Clone(res.Meta)
+		}
+		return out
+	}
+	e := inv.r.resolve(inv.exec)
+	var out *Result
+	if e == nil {
+		out = Fail(unknownTool(inv.exec.name))
+	} else {
+		out = inv.success(e, res.Value)
+	}
+	out.AdditionalContexts = content.CloneMessages(res.AdditionalContexts)
+	return out
+}
+
+// Finalize runs post-execute when it is owed, the cancellation check, finalize-content and
+// the result listeners (SPEC §4.4, §4.5), and returns the final result. Call it exactly once.
+func (inv *Invocation) Finalize() *Result {
+	switch inv.stage {
+	case stageDispatch:
+		panic("tool: Finalize called before Dispatch")
+	case stageDone:
+		panic("tool: Finalize called twice")
+	case stagePost:
+		inv.result = inv.post(inv.result)
+	}
+	inv.stage = stageDone
+	return inv.finish(inv.result)
+}
+
+// post runs the post-execute hooks and applies their decision (SPEC §4.4 steps 1–4).
+func (inv *Invocation) post(res *Result) (out *Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			out = Fail(panicError(p))
+		}
+	}()
+	ctx, exec := inv.ctx, inv.exec
+	hs := admitted(inv.r.hooks.Load().post, exec.agent)
+	var d PostDecision
+	if len(hs) > 0 {
+		var err error
+		var step func(i int) (PostDecision, error)
+		step = func(i int) (d PostDecision, err error) {
+			if i == len(hs) {
+				return PostDecision{}, nil
+			}
+			defer func() {
+				if p := recover(); p != nil {
+					err = panicError(p)
+				}
+			}()
+			return hs[i].fn(ctx, exec, res.Clone(), func() (PostDecision, error) { return step(i + 1) })
+		}
+		if d, err = step(0); err != nil {
+			return Fail(err)
+		}
+	}
+	out, err := inv.apply(res, d)
+	if err != nil {
+		return Fail(err)
+	}
+	if ctx.Err() != nil && !out.IsError {
+		out = inv.cancelled(out)
+	}
+	return out
+}
+
+func (inv *Invocation) apply(res *Result, d PostDecision) (*Result, error) {
+	extra := content.CloneMessages(d.AdditionalContexts)
+	switch {
+	case d.Block:
+		msg := blockMessage(d.Feedback)
+		return &Result{IsError: true, Error: &Failure{Message: msg}, Content: content.Clone(d.Feedback), AdditionalContexts: extra}, nil
+	case d.ReplaceContent && d.ReplaceValue:
+		return nil, errors.New("tools/post-execute accept decision cannot replace both value and content")
+	case d.ReplaceValue && res.IsError:
+		return nil, errors.New("tools/post-execute cannot replace the value of a failed result")
+	case d.ReplaceValue:
+		e := inv.r.resolve(inv.exec)
+		if e == nil {
+			return nil, unknownTool(inv.exec.name)
+		}
+		out := inv.success(e, d.Value)
+		out.AdditionalContexts = append(res.AdditionalContexts, extra...)
+		return out, nil
+	case d.ReplaceContent:
+		out := *res
+		out.Content = content.Clone(d.Content)
+		out.AdditionalContexts = append(res.AdditionalContexts, extra...)
+		return &out, nil
+	default:
+		if len(extra) == 0 {
+			return res, nil
+		}
+		out := *res
+		out.AdditionalContexts = append(res.AdditionalContexts, extra...)
+		return &out, nil
+	}
+}
+
+// blockMessage derives a block's error message from its feedback (SPEC §4.4).
+func blockMessage(feedback []content.Block) string {
+	parts := make([]string, 0, len(feedback))
+	for _, b := range feedback {
+		if b.Type == content.TypeText {
+			parts = append(parts, b.Text)
+		} else {
+			parts = append(parts, "["+b.Type+" content]")
+		}
+	}
+	msg := strings.Join(parts, "\n")
+	if msg == "" {
+		return "tool result blocked by post-execute policy"
+	}
+	return msg
+}
+
+// materialize enforces the result invariants and detaches the result from every alias a
+// hook or body may still hold (SPEC §4.5 step 1).
+func materialize(res *Result) (*Result, error) {
+	if err := checkDurable(res); err != nil {
+		return nil, err
+	}
+	out := res.Clone()
+	if out.IsError {
+		out.Value = nil
+		out.ConcludesTurn = false
+		if out.Error == nil {
+			out.Error = &Failure{}
+		}
+	} else {
+		out.Error = nil
+	}
+	if len(out.AdditionalContexts) == 0 {
+		out.AdditionalContexts = nil
+	}
+	if out.Content == nil {
+		out.Content = []content.Block{}
+	}
+	return out, nil
+}
+
+var errNotSerializable = errors.New("tool result must be losslessly JSON-serializable")
+
+// finish materializes the result, applies finalize-content once and notifies the result
+// listeners (SPEC §4.5).
+func (inv *Invocation) finish(res *Result) *Result {
+	out, err := materialize(res)
+	if err != nil {
+		out, _ = materialize(Fail(errNotSerializable))
+	}
+	if fin := inv.finalizer; fin != nil {
+		blocks, err := callFinalizer(fin, inv.exec, out.Clone())
+		if err != nil {
+			out, _ = materialize(Fail(err))
+		} else if blocks != nil {
+			next := *out
+			next.Content = blocks
+			if m, err := materialize(&next); err != nil {
+				out, _ = materialize(Fail(errNotSerializable))
+			} else {
+				out = m
+			}
+		}
+	}
+	for _, h := range admitted(inv.r.hooks.Load().result, inv.exec.agent) {
+		if err := callResult(h.fn, inv.ctx, inv.exec, out.Clone()); err != nil {
+			inv.r.logger.Warn(fmt.Sprintf("tool %q (%s): tools/result observer failed: %s", inv.exec.name, inv.exec.callID, ErrorMessage(err)))
+		}
+	}
+	return out
+}
+
+func callFinalizer(fin func(*Execution, *Result) ([]content.Block, error), exec *Execution, res *Result) (blocks []content.Block, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			blocks, err = nil, panicError(p)
+		}
+	}()
+	return fin(exec, res)
+}
+
+func callResult(fn ResultFunc, ctx context.Context, exec *Execution, res *Result) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = panicError(p)
+		}
+	}()
+	return fn(ctx, exec, res)
+}

@@ -1,0 +1,337 @@
+package tool
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/dsh-go/dsh/card"
+	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/jsonv"
+	"github.com/dsh-go/dsh/schema"
+)
+
+// Func is the body of a typed tool: it receives the validated, decoded arguments and returns
+// the canonical output value.
+type Func[In, Out any] func(ctx context.Context, call *Call, in In) (Out, error)
+
+// Option configures a typed tool built by New.
+type Option interface {
+	apply(s spec) error
+}
+
+type optionFunc func(s spec) error
+
+func (f optionFunc) apply(s spec) error { return f(s) }
+
+type typedSpec[In, Out any] struct {
+	def         *Definition
+	inSchema    any
+	outSchema   any
+	render      func(In, Out) ([]content.Block, error)
+	meta        func(In, Out) (any, error)
+	parallelIf  func(In) bool
+	presentCall func(In) *card.Call
+	presentRes  func(In, card.ToolResult) *card.Result
+}
+
+// spec is the type-erased view options use to configure a typedSpec.
+type spec interface {
+	definition() *Definition
+	setSchemas(in, out any)
+	set(option string, fn any) error
+}
+
+func (s *typedSpec[In, Out]) definition() *Definition { return s.def }
+
+func (s *typedSpec[In, Out]) setSchemas(in, out any) {
+	if in != nil {
+		s.inSchema = in
+	}
+	if out != nil {
+		s.outSchema = out
+	}
+}
+
+func (s *typedSpec[In, Out]) set(option string, fn any) error {
+	ok := false
+	switch f := fn.(type) {
+	case func(In, Out) ([]content.Block, error):
+		s.render, ok = f, option == "Render"
+	case func(In, Out) (any, error):
+		s.meta, ok = f, option == "Meta"
+	case func(In) bool:
+		s.parallelIf, ok = f, option == "ConcurrencySafeIf"
+	case func(In) *card.Call:
+		s.presentCall, ok = f, option == "CallCard"
+	case func(In, card.ToolResult) *card.Result:
+		s.presentRes, ok = f, option == "ResultCard"
+	}
+	if !ok {
+		var in In
+		var out Out
+		return fmt.Errorf("option %s was given a %T, which does not fit a tool with arguments %T and output %T", option, fn, in, out)
+	}
+	return nil
+}
+
+func setOption(option string, fn any) Option {
+	return optionFunc(func(s spec) error { return s.set(option, fn) })
+}
+
+// WithTimeout declares a cooperative deadline for the timeout policy.
+func WithTimeout(d time.Duration) Option {
+	return optionFunc(func(s spec) error {
+		if d <= 0 {
+			return fmt.Errorf("defineTool(%s): timeoutMs must be a positive finite number", s.definition().Name)
+		}
+		s.definition().Timeout = d
+		return nil
+	})
+}
+
+// ConcurrencySafe declares every call of the tool safe to run in parallel with other safe
+// calls. Calls whose arguments fail validation stay exclusive.
+func ConcurrencySafe() Option {
+	return optionFunc(func(s spec) error {
+		s.definition().ConcurrencySafe = func(any) bool { return true }
+		return nil
+	})
+}
+
+// ConcurrencySafeIf declares a call concurrency-safe when fn returns true for its arguments.
+// Calls whose arguments fail validation are exclusive without calling fn.
+func ConcurrencySafeIf[In any](fn func(in In) bool) Option {
+	return setOption("ConcurrencySafeIf", fn)
+}
+
+// Render sets how a validated output is projected to model content. The default renders a
+// string output raw and anything else as indented JSON.
+func Render[In, Out any](fn func(in In, out Out) ([]content.Block, error)) Option {
+	return setOption("Render", fn)
+}
+
+// Meta sets the presentation meta projection persisted with top-level results.
+func Meta[In, Out any](fn func(in In, out Out) (any, error)) Option {
+	return setOption("Meta", fn)
+}
+
+// CallCard sets the pending UI card presenter. Arguments that fail validation get the
+// generic card without calling fn.
+func CallCard[In any](fn func(in In) *card.Call) Option {
+	return setOption("CallCard", fn)
+}
+
+// ResultCard sets the completed UI card presenter. It also runs on log replay, so it must
+// depend only on its inputs.
+func ResultCard[In any](fn func(in In, res card.ToolResult) *card.Result) Option {
+	return setOption("ResultCard", fn)
+}
+
+// FinalizeContent sets the last-mile content transform run once per call, whatever the
+// outcome.
+func FinalizeContent(fn func(exec *Execution, res *Result) ([]content.Block, error)) Option {
+	return optionFunc(func(s spec) error {
+		s.definition().FinalizeContent = fn
+		return nil
+	})
+}
+
+// InputSchema overrides the inferred argument schema with an explicit one (a jsonv value).
+func InputSchema(raw any) Option {
+	return optionFunc(func(s spec) error { s.setSchemas(raw, nil); return nil })
+}
+
+// OutputSchema overrides the inferred output schema with an explicit one (a jsonv value).
+func OutputSchema(raw any) Option {
+	return optionFunc(func(s spec) error { s.setSchemas(nil, raw); return nil })
+}
+
+// New defines a typed tool. The argument schema is inferred from In and the output schema
+// from Out (json and jsonschema struct tags) and both must lie in the supported subset.
+// Arguments are validated against the schema inside the body stage (failing INVALID_ARGS) and
+// decoded into In; the returned Out is validated against the output schema (failing
+// INVALID_TOOL_OUTPUT) and rendered.
+func New[In, Out any](name, description string, fn Func[In, Out], opts ...Option) (*Definition, error) {
+	s := &typedSpec[In, Out]{def: &Definition{Name: name, Description: description}}
+	for _, o := range opts {
+		if err := o.apply(s); err != nil {
+			return nil, fmt.Errorf("tool %q: %w", name, err)
+		}
+	}
+	var in *schema.Schema
+	var err error
+	if s.inSchema != nil {
+		in, err = schema.Compile(s.inSchema)
+	} else {
+		in, err = schema.For[In]()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tool %q arguments: %w", name, err)
+	}
+	if t, _ := objectType(in.Raw()); t != "object" {
+		return nil, fmt.Errorf("tool %q arguments: the schema of %s must have type \"object\"", name, reflect.TypeFor[In]())
+	}
+	var out *schema.Schema
+	if s.outSchema != nil {
+		out, err = schema.Compile(s.outSchema)
+	} else {
+		out, err = schema.For[Out]()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tool %q output: %w", name, err)
+	}
+	d := s.def
+	d.Parameters = in.Raw()
+	d.Output.Schema = out.Raw()
+
+	decodeIn := func(args any) (In, error) {
+		var v In
+		if vs := in.Validate(args, ""); len(vs) > 0 {
+			return v, argsError(vs)
+		}
+		if err := jsonv.Decode(args, &v); err != nil {
+			return v, &Error{Name: "ToolArgsError", Code: CodeInvalidArgs, Message: "invalid arguments: " + err.Error()}
+		}
+		return v, nil
+	}
+	d.Execute = func(ctx context.Context, call *Call) (any, error) {
+		v, err := decodeIn(call.args)
+		if err != nil {
+			return nil, err
+		}
+		res, err := fn(ctx, call, v)
+		if err != nil {
+			return nil, err
+		}
+		value, err := jsonv.FromGo(res)
+		if err != nil {
+			return nil, outputError(name, "value is not lossless JSON: "+err.Error())
+		}
+		return value, nil
+	}
+	if s.render != nil {
+		d.Output.Render = func(args, value any) ([]content.Block, error) {
+			a, err := decodeIn(args)
+			if err != nil {
+				return nil, err
+			}
+			var o Out
+			if err := jsonv.Decode(value, &o); err != nil {
+				return nil, err
+			}
+			return s.render(a, o)
+		}
+	} else {
+		d.Output.Render = DefaultRender
+	}
+	if s.meta != nil {
+		d.Output.PresentationMeta = func(args, value any) (any, error) {
+			a, err := decodeIn(args)
+			if err != nil {
+				return nil, err
+			}
+			var o Out
+			if err := jsonv.Decode(value, &o); err != nil {
+				return nil, err
+			}
+			m, err := s.meta(a, o)
+			if err != nil || m == nil {
+				return nil, err
+			}
+			return jsonv.FromGo(m)
+		}
+	}
+	if s.parallelIf != nil {
+		d.ConcurrencySafe = func(args any) bool {
+			a, err := decodeIn(args)
+			return err == nil && s.parallelIf(a)
+		}
+	} else if d.ConcurrencySafe != nil {
+		d.ConcurrencySafe = func(args any) bool {
+			_, err := decodeIn(args)
+			return err == nil
+		}
+	}
+	if s.presentCall != nil {
+		d.PresentCall = func(args any) (c *card.Call) {
+			defer func() {
+				if recover() != nil {
+					c = nil
+				}
+			}()
+			a, err := decodeIn(args)
+			if err != nil {
+				return nil
+			}
+			return s.presentCall(a)
+		}
+	}
+	if s.presentRes != nil {
+		d.PresentResult = func(args any, res card.ToolResult) (c *card.Result) {
+			defer func() {
+				if recover() != nil {
+					c = nil
+				}
+			}()
+			a, err := decodeIn(args)
+			if err != nil {
+				return nil
+			}
+			return s.presentRes(a, res)
+		}
+	}
+	return d, nil
+}
+
+// Must returns def or panics with err; for package-level tool definitions whose types are
+// fixed at compile time.
+func Must(def *Definition, err error) *Definition {
+	if err != nil {
+		panic(err)
+	}
+	return def
+}
+
+// NewRaw defines a tool from explicit JSON schemas, for tools known only at run time (MCP).
+// Arguments are not validated by the registry; the output is validated against outSchema and
+// rendered with DefaultRender.
+func NewRaw(name, description string, params, outSchema any, fn func(ctx context.Context, call *Call) (any, error)) *Definition {
+	return &Definition{
+		Name:        name,
+		Description: description,
+		Parameters:  params,
+		Output:      Output{Schema: outSchema, Render: DefaultRender},
+		Execute:     fn,
+	}
+}
+
+// DefaultRender renders a string value as its text and any other value as JSON indented by
+// two spaces.
+func DefaultRender(_, value any) ([]content.Block, error) {
+	if s, ok := value.(string); ok {
+		return content.Texts(s), nil
+	}
+	b, err := jsonv.MarshalIndent(value, "  ")
+	if err != nil {
+		return nil, err
+	}
+	return content.Texts(string(b)), nil
+}
+
+// Args returns a private deep copy of the call's arguments.
+func (c *Call) Args() any {
+	v, _ := c.Execution.Args()
+	return v
+}
+
+func objectType(raw any) (string, bool) {
+	o, ok := raw.(*jsonv.Object)
+	if !ok {
+		return "", false
+	}
+	t, ok := o.Get("type")
+	s, _ := t.(string)
+	return s, ok
+}
