@@ -1,6 +1,7 @@
 package jsonv
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -27,9 +28,15 @@ func MarshalIndent(v any, indent string) ([]byte, error) {
 	return e.encode(nil, v)
 }
 
-// Canonical encodes a jsonv value compactly with the members of every object sorted by
-// name in UTF-16 code-unit order (JavaScript's default sort); arrays keep their order. Two
-// values that are Equal have the same canonical form, whatever their member order.
+// Canonical encodes a jsonv value compactly with the members of every object sorted, arrays
+// keeping their order. Two values that are Equal have the same canonical form, whatever
+// their member order.
+//
+// The order is the one JavaScript produces for JSON.stringify of an object rebuilt from
+// its sorted keys (the reference's deep key sort): names that are array indexes ("0",
+// "7", "42" — canonical decimal integers below 2³²−1) come first in numeric order, because
+// JavaScript objects always enumerate such keys first; all other names follow, sorted by
+// UTF-16 code units like Array.prototype.sort.
 func Canonical(v any) ([]byte, error) {
 	e := encoder{canonical: true}
 	return e.encode(nil, v)
@@ -199,11 +206,48 @@ func (e *encoder) path() string {
 	return formatPath(segs)
 }
 
-// sortedMembers returns a copy of members sorted by name in UTF-16 code-unit order.
+// sortedMembers returns a copy of members in canonical order (see Canonical).
 func sortedMembers(members []Member) []Member {
 	sorted := slices.Clone(members)
-	slices.SortFunc(sorted, func(a, b Member) int { return compareUTF16(a.Name, b.Name) })
+	slices.SortFunc(sorted, func(a, b Member) int { return compareCanonical(a.Name, b.Name) })
 	return sorted
+}
+
+// compareCanonical orders member names as JavaScript enumerates the keys of an object
+// built from sorted keys: array indexes first, numerically, then the rest by UTF-16 code
+// units.
+func compareCanonical(a, b string) int {
+	ia, aIsIndex := arrayIndex(a)
+	ib, bIsIndex := arrayIndex(b)
+	switch {
+	case aIsIndex && bIsIndex:
+		return cmp.Compare(ia, ib)
+	case aIsIndex:
+		return -1
+	case bIsIndex:
+		return 1
+	}
+	return compareUTF16(a, b)
+}
+
+// arrayIndex reports whether name is a JavaScript array index — the canonical decimal
+// form of an integer in [0, 2³²−2] — and its value.
+func arrayIndex(name string) (uint32, bool) {
+	if name == "" || len(name) > 10 || len(name) > 1 && name[0] == '0' {
+		return 0, false
+	}
+	var n uint64
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	if n > math.MaxUint32-1 {
+		return 0, false
+	}
+	return uint32(n), true
 }
 
 // compareUTF16 orders two strings by their UTF-16 code units, as JavaScript's default sort

@@ -24,8 +24,8 @@ import (
 //   - json.Number (encoding/json), parsed strictly;
 //   - []any, []string, []float64, []int, []map[string]any and []*Object (a nil slice is
 //     an empty array);
-//   - map[string]any and map[string]string, whose members are ordered by name in UTF-16
-//     code-unit order for determinism (a nil map is an empty object);
+//   - map[string]any and map[string]string, whose members are put in Canonical order for
+//     determinism (a nil map is an empty object);
 //   - *Object and Object, whose members keep their order (a nil *Object is an empty
 //     object); names must be valid UTF-8 and distinct;
 //   - json.RawMessage (encoding/json) and jsontext.Value, parsed strictly as by Parse;
@@ -261,7 +261,7 @@ func (s *snapshotter) convert(v any) (any, error) {
 		if len(v) == 0 {
 			return &Object{}, nil
 		}
-		keys := slices.SortedFunc(maps.Keys(v), compareUTF16)
+		keys := slices.SortedFunc(maps.Keys(v), compareCanonical)
 		dst := make([]Member, len(keys))
 		for i, k := range keys {
 			dst[i].Name = k // the values are filled in by the frame
@@ -272,7 +272,7 @@ func (s *snapshotter) convert(v any) (any, error) {
 		}
 		return NewObject(dst...), nil
 	case map[string]string:
-		keys := slices.SortedFunc(maps.Keys(v), compareUTF16)
+		keys := slices.SortedFunc(maps.Keys(v), compareCanonical)
 		dst := make([]Member, len(keys))
 		for i, k := range keys {
 			e := v[k]
