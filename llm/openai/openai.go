@@ -1,0 +1,200 @@
+// Package openai is an llm.Model for OpenAI-compatible chat-completions endpoints. DeepSeek
+// is the default (https://api.deepseek.com, model deepseek-chat, key from
+// DEEPSEEK_API_KEY); any other server that speaks the protocol — OpenAI, a local llama.cpp,
+// vLLM or Ollama server — works by setting Config.BaseURL, Config.Model and the key.
+//
+// Replies are always streamed. Tool calls are assembled from their deltas by index (several
+// per reply, arguments split across any number of deltas, the id only in the first one).
+// DeepSeek's reasoning_content is kept as a reasoning block and sent back on later requests,
+// which DeepSeek's thinking mode requires for turns that called tools.
+//
+// Requests that fail before anything was streamed — HTTP 429 and 5xx, connection failures,
+// a stream that closes before its first event, an empty reply — are retried with
+// exponential backoff and jitter, honouring Retry-After; nothing is retried once an event
+// has reached the caller. Failures are *llm.Error values with a stable Code and a message
+// that says what to do: a missing or rejected key, an unknown model, a timeout, a server
+// that drops the stream.
+//
+// The wire types come from github.com/sashabaranov/go-openai. The HTTP exchange and the
+// event-stream decoding are this package's own, because that client cannot send what
+// DeepSeek requires (an explicit empty "content" on tool-call-only or reasoning-only
+// assistant turns and on empty tool results, a temperature of 0), reports a dropped
+// stream exactly like a finished one, and hides the Retry-After header of failed requests.
+package openai
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/dsh-go/dsh/llm"
+)
+
+// Defaults of Config.
+const (
+	DefaultBaseURL        = "https://api.deepseek.com"
+	DefaultModel          = "deepseek-chat"
+	DefaultAPIKeyEnv      = "DEEPSEEK_API_KEY"
+	DefaultMaxRetries     = 4
+	DefaultRetryBaseDelay = 500 * time.Millisecond
+	DefaultRetryMaxDelay  = 60 * time.Second
+	DefaultIdleTimeout    = 5 * time.Minute
+	DefaultUserAgent      = "dsh (+https://github.com/dsh-go/dsh)"
+)
+
+// Config configures a Model. The zero value talks to DeepSeek's deepseek-chat, but needs
+// an APIKey (see ConfigFromEnv).
+type Config struct {
+	// BaseURL is the API root; requests go to BaseURL + "/chat/completions". Default
+	// DefaultBaseURL. Examples: "https://api.openai.com/v1", "http://localhost:11434/v1".
+	BaseURL string
+	// Model is the model identifier to request. Default DefaultModel; "deepseek-reasoner"
+	// selects DeepSeek's thinking mode.
+	Model string
+	// APIKey is sent as a bearer token. It is required for DeepSeek's API; other servers
+	// (a local one) may need none, and then no Authorization header is sent.
+	APIKey string
+	// APIKeyEnv names the environment variable the key came from, so messages about a
+	// missing or rejected key can say which one to fix. ConfigFromEnv sets it.
+	APIKeyEnv string
+	// Provider labels the endpoint for logs and UIs. Default "deepseek" for DeepSeek's API,
+	// "openai-compatible" otherwise.
+	Provider string
+	// HTTPClient sends the requests. Default http.DefaultClient. Its Timeout, if any,
+	// bounds whole replies, so prefer IdleTimeout for streaming.
+	HTTPClient *http.Client
+	// MaxRetries is how many times a failed request is retried. 0 means
+	// DefaultMaxRetries; a negative value disables retries.
+	MaxRetries int
+	// RetryBaseDelay is the first backoff delay, doubled for each further retry (with
+	// jitter). 0 means DefaultRetryBaseDelay.
+	RetryBaseDelay time.Duration
+	// RetryMaxDelay caps the backoff delay. A server that asks (Retry-After) to wait longer
+	// than this is not retried. 0 means DefaultRetryMaxDelay.
+	RetryMaxDelay time.Duration
+	// IdleTimeout bounds how long the server may send nothing — before the response
+	// headers or between stream reads — before the request is abandoned. 0 means
+	// DefaultIdleTimeout; a negative value disables the watchdog.
+	IdleTimeout time.Duration
+	// UserAgent is sent as the User-Agent header. Default DefaultUserAgent.
+	UserAgent string
+	// Header holds extra headers sent with every request (e.g. for a gateway).
+	Header http.Header
+	// OmitReasoning stops reasoning blocks from being sent back as reasoning_content, for
+	// servers that reject the field. DeepSeek needs it for thinking mode with tools.
+	OmitReasoning bool
+}
+
+// ConfigFromEnv returns a Config whose APIKey is read from the environment variable named
+// apiKeyEnv (DefaultAPIKeyEnv when empty). A variable that is unset or empty is an
+// *llm.Error with Code llm.CodeMissingAPIKey.
+func ConfigFromEnv(apiKeyEnv string) (Config, error) {
+	if apiKeyEnv == "" {
+		apiKeyEnv = DefaultAPIKeyEnv
+	}
+	key := strings.TrimSpace(os.Getenv(apiKeyEnv))
+	if key == "" {
+		return Config{APIKeyEnv: apiKeyEnv}, missingKey(apiKeyEnv)
+	}
+	return Config{APIKey: key, APIKeyEnv: apiKeyEnv}, nil
+}
+
+func missingKey(env string) error {
+	return &llm.Error{Code: llm.CodeMissingAPIKey, Message: fmt.Sprintf(
+		"%s is not set (export it, or pass --api-key-env NAME for another variable)", env)}
+}
+
+// Model is an llm.Model backed by an OpenAI-compatible chat-completions endpoint. It is
+// safe for concurrent use.
+type Model struct {
+	cfg     Config
+	baseURL string // without a trailing slash
+	url     string // the chat-completions endpoint
+	client  *http.Client
+
+	// sleep waits between retries; tests replace it to observe delays without waiting.
+	sleep func(done <-chan struct{}, d time.Duration) bool
+}
+
+// New returns a Model for cfg after applying the defaults. It fails when BaseURL is not an
+// absolute http or https URL, or when cfg targets DeepSeek's API without an APIKey.
+func New(cfg Config) (*Model, error) {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	if cfg.Model == "" {
+		cfg.Model = DefaultModel
+	}
+	if cfg.MaxRetries == 0 {
+		cfg.MaxRetries = DefaultMaxRetries
+	}
+	if cfg.MaxRetries < 0 {
+		cfg.MaxRetries = 0
+	}
+	if cfg.RetryBaseDelay <= 0 {
+		cfg.RetryBaseDelay = DefaultRetryBaseDelay
+	}
+	if cfg.RetryMaxDelay <= 0 {
+		cfg.RetryMaxDelay = DefaultRetryMaxDelay
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = DefaultUserAgent
+	}
+	cfg.APIKey = strings.TrimSpace(cfg.APIKey)
+
+	base := strings.TrimRight(strings.TrimSpace(cfg.BaseURL), "/")
+	base = strings.TrimSuffix(base, "/chat/completions")
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("openai: base URL %q must be an absolute http or https URL, e.g. %s", cfg.BaseURL, DefaultBaseURL)
+	}
+	isDeepSeek := strings.EqualFold(u.Hostname(), "api.deepseek.com")
+	if cfg.Provider == "" {
+		cfg.Provider = "openai-compatible"
+		if isDeepSeek {
+			cfg.Provider = "deepseek"
+		}
+	}
+	if isDeepSeek && cfg.APIKey == "" {
+		env := cfg.APIKeyEnv
+		if env == "" {
+			env = DefaultAPIKeyEnv
+		}
+		return nil, missingKey(env)
+	}
+	client := cfg.HTTPClient
+	if client == nil {
+		client = http.DefaultClient
+	}
+	return &Model{cfg: cfg, baseURL: base, url: base + "/chat/completions", client: client, sleep: sleep}, nil
+}
+
+// Name returns the model identifier requests are sent with.
+func (m *Model) Name() string { return m.cfg.Model }
+
+// Provider returns the endpoint's label (Config.Provider).
+func (m *Model) Provider() string { return m.cfg.Provider }
+
+// BaseURL returns the API root requests go to, without a trailing slash.
+func (m *Model) BaseURL() string { return m.baseURL }
+
+// sleep waits for d unless done closes first, and reports whether the full delay passed.
+func sleep(done <-chan struct{}, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-done:
+		return false
+	}
+}

@@ -1,0 +1,112 @@
+package openai
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+)
+
+// maxLine bounds one SSE line. A chat-completions chunk is a few hundred bytes; a server
+// that sends megabytes without a line break is broken, not verbose.
+const maxLine = 8 << 20
+
+// errUnterminatedLine reports that the byte stream ended in the middle of a line.
+var errUnterminatedLine = errors.New("the stream ended in the middle of a line")
+
+// sseReader decodes a server-sent-events byte stream (the WHATWG event-stream format) into
+// events. Lines end with LF, CRLF or a lone CR; a leading byte-order mark is skipped;
+// comment lines and fields other than "event" and "data" are ignored; several data lines
+// of one event are joined with LF. An event is dispatched only by the blank line that ends
+// it, so a stream cut inside an event is reported as truncated rather than guessed at.
+type sseReader struct {
+	sc        *bufio.Scanner
+	firstLine bool
+	event     []byte
+	data      []byte
+	hasData   bool
+	pending   bool // a field of the current event was seen
+}
+
+func newSSEReader(r io.Reader) *sseReader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 16<<10), maxLine)
+	sc.Split(splitLines)
+	return &sseReader{sc: sc, firstLine: true}
+}
+
+// next returns the type ("" when the event named none) and data of the next event. The
+// returned slices are valid until the following call. It returns io.EOF when the stream
+// ends between events, io.ErrUnexpectedEOF when it ends inside one, bufio.ErrTooLong for
+// an oversized line, and the underlying reader's error otherwise.
+func (s *sseReader) next() (event, data []byte, err error) {
+	s.event, s.data, s.hasData, s.pending = s.event[:0], s.data[:0], false, false
+	for s.sc.Scan() {
+		line := s.sc.Bytes()
+		if s.firstLine {
+			s.firstLine = false
+			line = bytes.TrimPrefix(line, []byte("\xEF\xBB\xBF"))
+		}
+		if len(line) == 0 {
+			if s.hasData {
+				return s.event, s.data, nil
+			}
+			s.event, s.pending = s.event[:0], false
+			continue
+		}
+		if line[0] == ':' {
+			continue
+		}
+		field, value := line, []byte(nil)
+		if i := bytes.IndexByte(line, ':'); i >= 0 {
+			field, value = line[:i], line[i+1:]
+			if len(value) > 0 && value[0] == ' ' {
+				value = value[1:]
+			}
+		}
+		s.pending = true
+		switch string(field) {
+		case "data":
+			if s.hasData {
+				s.data = append(s.data, '\n')
+			}
+			s.data = append(s.data, value...)
+			s.hasData = true
+		case "event":
+			s.event = append(s.event[:0], value...)
+		}
+	}
+	switch err := s.sc.Err(); {
+	case errors.Is(err, errUnterminatedLine):
+		return nil, nil, io.ErrUnexpectedEOF
+	case err != nil:
+		return nil, nil, err
+	case s.pending:
+		return nil, nil, io.ErrUnexpectedEOF
+	}
+	return nil, nil, io.EOF
+}
+
+// splitLines is a bufio.SplitFunc for SSE lines: it accepts LF, CRLF and lone CR endings
+// and reports a final line without an ending as errUnterminatedLine.
+func splitLines(data []byte, atEOF bool) (advance int, token []byte, err error) {
+	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
+		if data[i] == '\n' {
+			return i + 1, data[:i], nil
+		}
+		if i+1 < len(data) {
+			if data[i+1] == '\n' {
+				return i + 2, data[:i], nil
+			}
+			return i + 1, data[:i], nil
+		}
+		if atEOF {
+			return i + 1, data[:i], nil
+		}
+		return 0, nil, nil // a CR at the end of the buffer may be the start of CRLF
+	}
+	if atEOF && len(data) > 0 {
+		return 0, nil, errUnterminatedLine
+	}
+	return 0, nil, nil
+}
