@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -173,10 +175,15 @@ type wrappedError struct {
 func (e *wrappedError) Error() string { return e.msg }
 func (e *wrappedError) Unwrap() error { return e.err }
 
-// quoteForMessage quotes s for an error message, shortening long text.
+// quoteForMessage quotes s for an error message, shortening long text. Valid text is
+// quoted as JSON would quote it; text with invalid UTF-8 is quoted by strconv.Quote, so
+// that the offending bytes show as \xNN.
 func quoteForMessage(s string) string {
 	if len(s) > 64 {
 		s = s[:61] + "..."
+	}
+	if !utf8.ValidString(s) {
+		return strconv.Quote(s)
 	}
 	return string(appendQuoted(nil, s))
 }

@@ -32,7 +32,7 @@ func formatPath(segs []pathSeg) string {
 			b = append(b, s.name...)
 		default:
 			b = append(b, '[')
-			b = appendQuoted(b, s.name)
+			b = append(b, quoteForMessage(s.name)...)
 			b = append(b, ']')
 		}
 	}
