@@ -19,6 +19,7 @@ func (s pathSeg) String() string { return formatPath([]pathSeg{s}) }
 
 // formatPath renders a path the way JavaScript would address the value: $ for the root,
 // .name for identifier-like member names, ["name"] for any other name, [i] for indexes.
+// Long names are shortened so that a message stays readable.
 func formatPath(segs []pathSeg) string {
 	b := []byte{'$'}
 	for _, s := range segs {
@@ -27,7 +28,7 @@ func formatPath(segs []pathSeg) string {
 			b = append(b, '[')
 			b = strconv.AppendInt(b, int64(s.index), 10)
 			b = append(b, ']')
-		case isIdentifier(s.name):
+		case len(s.name) <= 64 && isIdentifier(s.name):
 			b = append(b, '.')
 			b = append(b, s.name...)
 		default:
