@@ -55,7 +55,10 @@
 //     element, the root) is oneOf [{"type":"null"}, element], since nil encodes as null.
 //   - map[string]T is an open object, {"type":"object"}: the subset cannot constrain the
 //     values of undeclared properties, so they are checked only when decoded into T.
-//   - An interface is {} (any lossless JSON value).
+//   - An interface is {} (any lossless JSON value), and so are jsonv.Value,
+//     json.RawMessage and jsontext.Value; a jsonv.Object, a jsonschema.Schema and a Schema
+//     are {"type":"object"}. Other types with their own JSON encoding are described by
+//     their Go structure, which may not match: give such tools an explicit schema.
 //   - A fixed-size array (other than of bytes) carries minItems and maxItems and is
 //     rejected, as is any other keyword outside the subset. Recursive types, channels,
 //     functions, complex numbers and maps with non-string keys cannot be inferred.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dsh-go/dsh/jsonv"
@@ -24,7 +25,7 @@ func ForType(t reflect.Type) (*Schema, error) {
 	if t == nil {
 		return nil, &Error{Violations: []string{"schema cannot be inferred from a nil Go type"}}
 	}
-	js, err := jsonschema.ForType(t, nil)
+	js, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: knownTypes()})
 	if err != nil {
 		return nil, &Error{Violations: []string{fmt.Sprintf("schema cannot be inferred from Go type %v: %v", t, err)}}
 	}
@@ -37,6 +38,19 @@ func ForType(t reflect.Type) (*Schema, error) {
 		return nil, fmt.Errorf("schema: read the schema inferred from Go type %v: %w", t, err)
 	}
 	return Compile(normalize(raw, false))
+}
+
+// knownTypes maps the Go types that carry arbitrary JSON to their schemas: inferring
+// them from their Go structure would describe their representation, not their JSON.
+func knownTypes() map[reflect.Type]*jsonschema.Schema {
+	return map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[jsonv.Value]():       {},
+		reflect.TypeFor[jsonv.Object]():      {Type: "object"},
+		reflect.TypeFor[json.RawMessage]():   {},
+		reflect.TypeFor[jsontext.Value]():    {},
+		reflect.TypeFor[jsonschema.Schema](): {Type: "object"},
+		reflect.TypeFor[Schema]():            {Type: "object"},
+	}
 }
 
 // normalize maps one node of a schema produced by github.com/google/jsonschema-go onto
@@ -59,6 +73,10 @@ func normalize(v any, optional bool) any {
 func normalizeObject(o *jsonv.Object, optional bool) any {
 	typ, _ := o.Get("type")
 	base, nullable := typ, false
+	if ts, ok := typ.([]any); ok && len(ts) == 1 && ts[0] == "null" {
+		// A pointer to a type mapped to {} by knownTypes: any JSON value, null included.
+		base = nil
+	}
 	if ts, ok := typ.([]any); ok && len(ts) == 2 {
 		// A pointer (or a slice) is ["null", T].
 		switch {
@@ -141,10 +159,10 @@ func copyConstraints(o, dst *jsonv.Object, base any) {
 		dst.Set("required", r)
 	}
 	if ap, ok := o.Get("additionalProperties"); ok {
-		// A struct is closed (false). A map's value schema cannot be expressed: a map is an
-		// open object whose values the Go decoder checks.
-		if _, isBool := ap.(bool); isBool {
-			dst.Set("additionalProperties", ap)
+		// A struct is closed (false). A map's value schema (true for map[string]any) cannot
+		// be expressed: a map is an open object whose values the Go decoder checks.
+		if ap == false {
+			dst.Set("additionalProperties", false)
 		}
 	}
 	if items, ok := o.Get("items"); ok {
