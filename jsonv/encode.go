@@ -69,6 +69,7 @@ type encoder struct {
 	canonical bool
 	stack     []encFrame
 	anc       ancestry
+	pad       []byte // indent repeated for the deepest level written so far
 }
 
 // encFrame is an array or object being written.
@@ -134,11 +135,12 @@ func (e *encoder) newline(b []byte, depth int) []byte {
 	if e.indent == "" {
 		return b
 	}
-	b = append(b, '\n')
-	for range depth {
-		b = append(b, e.indent...)
+	need := depth * len(e.indent)
+	for len(e.pad) < need {
+		e.pad = append(e.pad, e.indent...)
 	}
-	return b
+	b = append(b, '\n')
+	return append(b, e.pad[:need]...)
 }
 
 // writeValue writes a scalar, or opens a container and pushes its frame.
