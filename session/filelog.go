@@ -30,6 +30,7 @@ type FileLog struct {
 	comp     Compression
 	delay    time.Duration
 	newTimer func(time.Duration) (<-chan time.Time, func())
+	onBatch  func(error) // test hook: a timer-driven batch was written (or failed)
 
 	mu      sync.Mutex // guards the fields below
 	b       book
@@ -58,6 +59,7 @@ func newFileLog(path string, h Header, opts *Options, events []Event, f *os.File
 		comp:         opts.Compression,
 		delay:        opts.WriteBatchMaxDelay,
 		newTimer:     opts.timer,
+		onBatch:      opts.batchDone,
 		b:            book{events: events, now: nowOrDefault(opts.Now)},
 		written:      len(events),
 		f:            f,
@@ -111,7 +113,10 @@ func (l *FileLog) run() {
 			n := len(l.b.events)
 			l.mu.Unlock()
 			// A failed batch stays pending: the next flush retries it and reports.
-			_ = l.flush(n)
+			err := l.flush(n)
+			if l.onBatch != nil {
+				l.onBatch(err)
+			}
 		case <-l.done:
 			if stop != nil {
 				stop()

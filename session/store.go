@@ -32,6 +32,8 @@ type Options struct {
 	// timer replaces the batch timer in tests: it returns a channel that fires when the
 	// batch is due and a function that releases the timer.
 	timer func(time.Duration) (<-chan time.Time, func())
+	// batchDone is called by the writer goroutine after each timer-driven batch.
+	batchDone func(error)
 }
 
 // Store keeps session logs under a root directory, one file per session (SPEC §5.9):

@@ -1,0 +1,3 @@
+package session
+
+func crashChild() int { return 0 }
