@@ -84,7 +84,7 @@ type task struct {
 	node  any    // the node (enter) or
 	rec   record // the node's record (tails)
 	id    unsafe.Pointer
-	path  string
+	path  *pathNode
 	props any // object tail: the properties value
 	has   bool
 }
@@ -296,11 +296,54 @@ func scalarMatches(t string, v any) bool {
 
 func (c *checker) push(t task) { c.tasks = append(c.tasks, t) }
 
-func (c *checker) report(msg string) { c.out = append(c.out, msg) }
+// report records the violation rest of the node at path.
+func (c *checker) report(path *pathNode, rest string) { c.out = append(c.out, path.String()+rest) }
+
+// pathKind says how a pathNode extends its parent.
+type pathKind uint8
+
+const (
+	pathLiteral  pathKind = iota // seg as it is: the root label, or ".items"
+	pathProperty                 // ".properties." + seg
+	pathOneOf                    // ".oneOf[" + index + "]"
+)
+
+// pathNode is one step of a schema path. Paths are linked lists rendered only for a
+// violation, so a deep schema costs linear, not quadratic, work.
+type pathNode struct {
+	parent *pathNode
+	kind   pathKind
+	seg    string
+	index  int
+}
+
+// String renders the path from the root.
+func (p *pathNode) String() string {
+	var steps []*pathNode
+	for q := p; q != nil; q = q.parent {
+		steps = append(steps, q)
+	}
+	var b []byte
+	for i := len(steps) - 1; i >= 0; i-- {
+		q := steps[i]
+		switch q.kind {
+		case pathLiteral:
+			b = append(b, q.seg...)
+		case pathProperty:
+			b = append(b, ".properties."...)
+			b = append(b, q.seg...)
+		case pathOneOf:
+			b = append(b, ".oneOf["...)
+			b = strconv.AppendInt(b, int64(q.index), 10)
+			b = append(b, ']')
+		}
+	}
+	return string(b)
+}
 
 // run walks the schema rooted at root and returns its violations.
 func (c *checker) run(root any) []string {
-	c.push(task{kind: taskEnter, node: root, path: rootPath})
+	c.push(task{kind: taskEnter, node: root, path: &pathNode{seg: rootPath}})
 	for len(c.tasks) > 0 {
 		t := c.tasks[len(c.tasks)-1]
 		c.tasks = c.tasks[:len(c.tasks)-1]
@@ -310,7 +353,7 @@ func (c *checker) run(root any) []string {
 		case taskOneOfTail:
 			for _, kw := range siblingKeywords() {
 				if t.rec.has(kw) {
-					c.report(t.path + "." + kw + " is not supported beside oneOf")
+					c.report(t.path, "."+kw+" is not supported beside oneOf")
 				}
 			}
 		case taskObjectTail:
@@ -323,15 +366,15 @@ func (c *checker) run(root any) []string {
 }
 
 // enter checks one node and schedules its children (and its tail) on the task stack.
-func (c *checker) enter(node any, path string) {
+func (c *checker) enter(node any, path *pathNode) {
 	rec, id, ok := c.asRecord(node)
 	if !ok {
-		c.report(path + " must be a schema object")
+		c.report(path, " must be a schema object")
 		return
 	}
 	if !c.trusted && id != nil {
 		if _, cyc := c.seen[id]; cyc {
-			c.report(path + " is circular")
+			c.report(path, " is circular")
 			return
 		}
 		if c.seen == nil {
@@ -346,20 +389,20 @@ func (c *checker) enter(node any, path string) {
 		case isConstraintKeyword(m.Name):
 		case isAnnotationKeyword(m.Name):
 			if !c.lossless(m.Value) {
-				c.report(path + "." + m.Name + " annotation must be lossless JSON data")
+				c.report(path, "."+m.Name+" annotation must be lossless JSON data")
 			}
 		default:
-			c.report(path + "." + m.Name + " is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)")
+			c.report(path, "."+m.Name+" is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)")
 		}
 	}
 	if d, ok := rec.get("description"); ok {
 		if _, isStr := d.(string); !isStr {
-			c.report(path + ".description must be a string")
+			c.report(path, ".description must be a string")
 		}
 	}
 	if d, ok := rec.get("title"); ok {
 		if _, isStr := d.(string); !isStr {
-			c.report(path + ".title must be a string")
+			c.report(path, ".title must be a string")
 		}
 	}
 
@@ -367,12 +410,12 @@ func (c *checker) enter(node any, path string) {
 	oneOf, hasOneOf := rec.get("oneOf")
 	switch {
 	case hasType && hasOneOf:
-		c.report(path + " cannot declare both type and oneOf")
+		c.report(path, " cannot declare both type and oneOf")
 		return
 	case !hasType && !hasOneOf:
 		for _, kw := range siblingKeywords() {
 			if rec.has(kw) {
-				c.report(path + "." + kw + " requires type or oneOf")
+				c.report(path, "."+kw+" requires type or oneOf")
 			}
 		}
 		return
@@ -380,11 +423,11 @@ func (c *checker) enter(node any, path string) {
 		c.push(task{kind: taskOneOfTail, rec: rec, path: path})
 		branches, ok := asArray(oneOf)
 		if !ok || len(branches) < 2 {
-			c.report(path + ".oneOf must be an array of at least two schemas")
+			c.report(path, ".oneOf must be an array of at least two schemas")
 			return
 		}
 		for i := len(branches) - 1; i >= 0; i-- {
-			c.push(task{kind: taskEnter, node: branches[i], path: path + ".oneOf[" + strconv.Itoa(i) + "]"})
+			c.push(task{kind: taskEnter, node: branches[i], path: &pathNode{parent: path, kind: pathOneOf, index: i}})
 		}
 		return
 	}
@@ -392,15 +435,15 @@ func (c *checker) enter(node any, path string) {
 	t, ok := typ.(string)
 	if !ok || !isSchemaType(t) {
 		if isTypeArray(typ) {
-			c.report(path + ".type must be a single type string (type arrays are not supported)")
+			c.report(path, ".type must be a single type string (type arrays are not supported)")
 		} else {
-			c.report(path + ".type must be one of " + typeList)
+			c.report(path, ".type must be one of "+typeList)
 		}
 		return
 	}
 	for _, kw := range siblingKeywords() {
 		if rec.has(kw) && !allowedOn(kw, t) {
-			c.report(path + "." + kw + ` is not supported on type "` + t + `"`)
+			c.report(path, "."+kw+` is not supported on type "`+t+`"`)
 		}
 	}
 
@@ -413,16 +456,16 @@ func (c *checker) enter(node any, path string) {
 		}
 		pr, _, ok := c.asRecord(props)
 		if !ok {
-			c.report(path + ".properties must be an object of schemas")
+			c.report(path, ".properties must be an object of schemas")
 			return
 		}
 		for i := len(pr.members) - 1; i >= 0; i-- {
 			m := pr.members[i]
-			c.push(task{kind: taskEnter, node: m.Value, path: path + ".properties." + m.Name})
+			c.push(task{kind: taskEnter, node: m.Value, path: &pathNode{parent: path, kind: pathProperty, seg: m.Name}})
 		}
 	case "array":
 		if items, ok := rec.get("items"); ok {
-			c.push(task{kind: taskEnter, node: items, path: path + ".items"})
+			c.push(task{kind: taskEnter, node: items, path: &pathNode{parent: path, seg: ".items"}})
 		}
 	default:
 		c.scalar(rec, path, t)
@@ -430,7 +473,7 @@ func (c *checker) enter(node any, path string) {
 }
 
 // scalar checks enum and const on a scalar-typed node.
-func (c *checker) scalar(rec record, path, t string) {
+func (c *checker) scalar(rec record, path *pathNode, t string) {
 	enum, hasEnum := rec.get("enum")
 	allowed, enumValid := asArray(enum)
 	enumValid = hasEnum && enumValid && len(allowed) > 0
@@ -443,18 +486,18 @@ func (c *checker) scalar(rec record, path, t string) {
 		}
 	}
 	if hasEnum && !enumValid {
-		c.report(path + ".enum must be a non-empty array of " + t + " values")
+		c.report(path, ".enum must be a non-empty array of "+t+" values")
 	}
 	cv, hasConst := rec.get("const")
 	if !hasConst {
 		return
 	}
 	if !scalarMatches(t, cv) {
-		c.report(path + ".const must be a " + t + " value")
+		c.report(path, ".const must be a "+t+" value")
 		return
 	}
 	if enumValid && !slices.Contains(allowed, cv) {
-		c.report(path + ".const must be one of " + path + ".enum when both are declared")
+		c.report(path, ".const must be one of "+path.String()+".enum when both are declared")
 	}
 }
 
@@ -471,7 +514,7 @@ func (c *checker) objectTail(t task) {
 			}
 		}
 		if !ok {
-			c.report(t.path + ".required must be an array of strings")
+			c.report(t.path, ".required must be an array of strings")
 		} else {
 			var declared record
 			if t.has {
@@ -479,14 +522,14 @@ func (c *checker) objectTail(t task) {
 			}
 			for _, n := range names {
 				if k := n.(string); !declared.has(k) {
-					c.report(t.path + `.required names "` + k + `" which is not in properties`)
+					c.report(t.path, `.required names "`+k+`" which is not in properties`)
 				}
 			}
 		}
 	}
 	if ap, ok := t.rec.get("additionalProperties"); ok {
 		if _, isBool := ap.(bool); !isBool {
-			c.report(t.path + ".additionalProperties must be a boolean")
+			c.report(t.path, ".additionalProperties must be a boolean")
 		}
 	}
 }
