@@ -57,10 +57,10 @@ func (r *Registry) resolveAsk(ctx context.Context, exec *Execution, d PreDecisio
 		if d.Reason != "" {
 			return d.Reason, false, nil
 		}
-		return fmt.Sprintf("tool %q requires approval (not yet supported)", exec.name), false, nil
+		return fmt.Sprintf("tool \"%s\" requires approval (not yet supported)", exec.name), false, nil
 	}
 	if exec.agent == nil {
-		return fmt.Sprintf("tool %q requires approval, but the call has no agent to route it through", exec.name), false, nil
+		return fmt.Sprintf("tool \"%s\" requires approval, but the call has no agent to route it through", exec.name), false, nil
 	}
 	out, err := box.a.Approve(ctx, ApprovalRequest{Agent: exec.agent, ToolName: exec.name, CallID: exec.callID, Reason: d.Reason, Exec: exec})
 	if err != nil {
@@ -70,11 +70,11 @@ func (r *Registry) resolveAsk(ctx context.Context, exec *Execution, d PreDecisio
 	case ApprovalAllowedOnce:
 		return "", false, nil
 	case ApprovalRejected:
-		return fmt.Sprintf("the user rejected tool %q", exec.name), false, nil
+		return fmt.Sprintf("the user rejected tool \"%s\"", exec.name), false, nil
 	case ApprovalCancelled:
-		return fmt.Sprintf("approval for tool %q was cancelled", exec.name), true, nil
+		return fmt.Sprintf("approval for tool \"%s\" was cancelled", exec.name), true, nil
 	case ApprovalUnavailable:
-		return fmt.Sprintf("tool %q requires approval, but no approval channel is available", exec.name), false, nil
+		return fmt.Sprintf("tool \"%s\" requires approval, but no approval channel is available", exec.name), false, nil
 	default:
 		return "", false, fmt.Errorf("approval service returned unknown outcome %q for tool %q", out, exec.name)
 	}

@@ -59,13 +59,20 @@ type Output struct {
 	PresentationMeta func(args, value any) (any, error)
 }
 
-// checkShape reports the definition-shape errors of SPEC §2.2 steps 1 and 3.
-func (d *Definition) checkShape() error {
-	if d.Output.Schema == nil || d.Output.Render == nil {
-		return fmt.Errorf("tool %q must declare output { schema, render, presentationMeta? }", d.Name)
+// checkOutput reports the definition-shape error of SPEC §2.2 step 1: a definition without
+// an output renderer has no way to turn its value into content.
+func (d *Definition) checkOutput() error {
+	if d.Output.Render == nil {
+		return fmt.Errorf("tool \"%s\" must declare output { schema, render, presentationMeta? }", d.Name)
 	}
+	return nil
+}
+
+// checkTimeout reports the error of SPEC §2.2 step 3. A zero Timeout means "none declared"
+// (Go cannot tell an absent duration from zero); a negative one is rejected.
+func (d *Definition) checkTimeout() error {
 	if d.Timeout < 0 {
-		return fmt.Errorf("tool %q timeoutMs must be a positive finite number", d.Name)
+		return fmt.Errorf("tool \"%s\" timeoutMs must be a positive finite number", d.Name)
 	}
 	return nil
 }

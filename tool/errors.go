@@ -72,8 +72,13 @@ type Coded interface {
 }
 
 // InfoOf returns the Info of the first coded error in err's chain, or nil when err carries
-// no code.
-func InfoOf(err error) *Info {
+// no code. It never panics: an error whose methods panic (a typed nil, say) has no info.
+func InfoOf(err error) (info *Info) {
+	defer func() {
+		if recover() != nil {
+			info = nil
+		}
+	}()
 	var ce Coded
 	if errors.As(err, &ce) && ce.ErrorCode() != "" {
 		return &Info{Name: ce.ErrorName(), Code: ce.ErrorCode()}

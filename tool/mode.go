@@ -35,7 +35,9 @@ func (r *Registry) ExecutionMode(in Input) (mode ExecMode) {
 	if e == nil || e.def.ConcurrencySafe == nil {
 		return Exclusive
 	}
-	if jsonv.Check(in.Args) != nil {
+	// The classifier sees the arguments as the body would: the lossless snapshot.
+	args, err := jsonv.Snapshot(in.Args)
+	if err != nil {
 		return Exclusive
 	}
 	defer func() {
@@ -43,7 +45,7 @@ func (r *Registry) ExecutionMode(in Input) (mode ExecMode) {
 			mode = Exclusive
 		}
 	}()
-	if e.def.ConcurrencySafe(in.Args) {
+	if e.def.ConcurrencySafe(args) {
 		return Parallel
 	}
 	return Exclusive

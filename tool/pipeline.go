@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/dsh-go/dsh/content"
 	"github.com/dsh-go/dsh/jsonv"
+	"github.com/dsh-go/dsh/schema"
 )
 
 // stage says what an Invocation still owes.
@@ -31,7 +35,7 @@ type Invocation struct {
 	finalizer func(*Execution, *Result) ([]content.Block, error)
 	stage     stage
 	result    *Result
-	invoked   bool  // the body was invoked
+	invoked   atomic.Bool // the body was invoked
 	call      *Call // the body's view, once dispatched
 }
 
@@ -86,7 +90,7 @@ func (r *Registry) Prepare(ctx context.Context, in Input) *Invocation {
 			return inv.final(abortResult(false))
 		}
 		return inv.final(Fail(&Error{Name: "ToolNotFoundError", Code: CodeUnknownTool, Message: fmt.Sprintf(
-			"unknown tool %q: only `run_code` is callable directly — call `%s` from inside a `run_code` program instead", in.Name, in.Name)}))
+			"unknown tool \"%s\": only `run_code` is callable directly — call `%s` from inside a `run_code` program instead", in.Name, in.Name)}))
 	}
 	if ctx.Err() != nil {
 		return inv.final(abortResult(false))
@@ -182,7 +186,14 @@ func (inv *Invocation) Dispatch() {
 	if inv.stage != stageDispatch {
 		panic("tool: Dispatch called on an invocation that does not need dispatch")
 	}
-	res, err := inv.dispatch()
+	res, err := func() (res *Result, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				res, err = nil, panicError(p)
+			}
+		}()
+		return inv.dispatch()
+	}()
 	if err != nil {
 		inv.stage, inv.result = stageFinal, Fail(err)
 		return
@@ -190,20 +201,64 @@ func (inv *Invocation) Dispatch() {
 	inv.stage, inv.result = stagePost, res
 }
 
-func (inv *Invocation) dispatch() (res *Result, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			res, err = nil, panicError(p)
-		}
-	}()
+func (inv *Invocation) dispatch() (*Result, error) {
 	r, exec := inv.r, inv.exec
 	inv.call = &Call{Execution: exec}
-	var produced *Result
-	inner := func(ctx context.Context) (*Result, error) {
-		produced = inv.body(ctx)
-		return produced, nil
-	}
 	hs := admitted(r.hooks.Load().exec, exec.agent)
+	var res *Result
+	if len(hs) == 0 {
+		// No wrapper can see or replace the result: the body's result is authoritative.
+		res = inv.body(inv.ctx)
+	} else {
+		var err error
+		if res, err = inv.wrapped(hs); err != nil {
+			return nil, err
+		}
+	}
+	deferred, _ := inv.call.state()
+	if len(deferred) > 0 {
+		res.AdditionalContexts = append(content.CloneMessages(deferred), res.AdditionalContexts...)
+	}
+	if inv.ctx.Err() != nil && !res.IsError {
+		res = inv.cancelled(res)
+	}
+	return res, nil
+}
+
+// handoff pairs the copy of a core dispatch result handed to a wrapper with the
+// authoritative original.
+type handoff struct{ handed, produced *Result }
+
+// wrapped runs the around-execute wrappers with the body innermost (SPEC §4.3 steps 1–3).
+// Each wrapper receives a private copy of the core result; returning that copy keeps the
+// authoritative result (what the wrapper did to its copy does not matter), and any other
+// result is normalized again. wrapped returns only after every body a wrapper started has
+// returned, and a wrapper that calls next after the chain returned gets an error instead
+// of a body run: the registry never abandons a started body.
+func (inv *Invocation) wrapped(hs []*hook[ExecuteFunc]) (*Result, error) {
+	var (
+		mu       sync.Mutex
+		wg       sync.WaitGroup
+		closed   bool
+		handoffs []handoff
+	)
+	inner := func(ctx context.Context) (*Result, error) {
+		mu.Lock()
+		if closed {
+			mu.Unlock()
+			return nil, fmt.Errorf("tool \"%s\": tools/execute wrapper called next after the wrapper chain returned", inv.exec.name)
+		}
+		wg.Add(1)
+		mu.Unlock()
+		defer wg.Done()
+		produced := inv.body(ctx)
+		handed := produced.Clone()
+		mu.Lock()
+		handoffs = append(handoffs, handoff{handed: handed, produced: produced})
+		mu.Unlock()
+		return handed, nil
+	}
+	exec := inv.exec
 	var step func(i int, ctx context.Context) (*Result, error)
 	step = func(i int, ctx context.Context) (res *Result, err error) {
 		if i == len(hs) {
@@ -221,39 +276,45 @@ func (inv *Invocation) dispatch() (res *Result, err error) {
 			return step(i+1, next)
 		})
 	}
-	res, err = step(0, inv.ctx)
+	res, err := step(0, inv.ctx)
+	mu.Lock()
+	closed = true
+	mu.Unlock()
+	wg.Wait()
 	if err != nil {
 		return nil, err
 	}
 	if res == nil {
-		return nil, errors.New("tools/execute wrapper returned no result")
+		return nil, fmt.Errorf("tool \"%s\": tools/execute wrapper returned no result", exec.name)
 	}
-	if res != produced || produced == nil {
-		res = inv.renormalize(res)
+	for _, h := range handoffs {
+		if h.handed == res {
+			return h.produced, nil
+		}
 	}
-	deferred, _ := inv.call.state()
-	if len(deferred) > 0 {
-		res.AdditionalContexts = append(content.CloneMessages(deferred), res.AdditionalContexts...)
-	}
-	if inv.ctx.Err() != nil && !res.IsError {
-		res = inv.cancelled(res)
-	}
-	return res, nil
+	return inv.renormalize(res)
 }
 
 // cancelled returns the cancellation result that replaces a success, keeping its contexts.
 func (inv *Invocation) cancelled(res *Result) *Result {
-	a := abortResult(inv.invoked)
+	a := abortResult(inv.invoked.Load())
 	a.AdditionalContexts = res.AdditionalContexts
 	return a
 }
 
 // body is the innermost dispatch: fuse contexts, resolve the definition, run the body and
-// normalize its value or error (SPEC §4.3 step 2).
-func (inv *Invocation) body(ctx context.Context) *Result {
+// normalize its value or error (SPEC §4.3 step 2). It never panics.
+func (inv *Invocation) body(ctx context.Context) (res *Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = Fail(panicError(p))
+		}
+	}()
 	caller := inv.ctx
 	if ctx != caller {
-		if ctx.Err() != nil {
+		// A wrapper replaced the context: the body sees one cancelled by either. Both are
+		// checked here because context.AfterFunc propagates asynchronously.
+		if ctx.Err() != nil || caller.Err() != nil {
 			return abortResult(false)
 		}
 		fused, cancel := context.WithCancelCause(ctx)
@@ -271,13 +332,16 @@ func (inv *Invocation) body(ctx context.Context) *Result {
 	if e == nil {
 		return Fail(unknownTool(inv.exec.name))
 	}
-	inv.invoked = true
+	inv.invoked.Store(true)
 	value, err := runBody(ctx, e.def, inv.call)
 	if err != nil {
 		return Fail(err)
 	}
-	res := inv.success(e, value)
-	if !res.IsError && ctx.Err() != nil {
+	res, err = inv.success(e, value)
+	if err != nil {
+		return Fail(err)
+	}
+	if ctx.Err() != nil {
 		return abortResult(true)
 	}
 	return res
@@ -296,7 +360,7 @@ func runBody(ctx context.Context, def *Definition, call *Call) (v any, err error
 }
 
 func unknownTool(name string) error {
-	return &Error{Name: "ToolNotFoundError", Code: CodeUnknownTool, Message: fmt.Sprintf("unknown tool %q", name)}
+	return &Error{Name: "ToolNotFoundError", Code: CodeUnknownTool, Message: fmt.Sprintf("unknown tool \"%s\"", name)}
 }
 
 // resolve returns the definition that may execute for exec (view + collapse), or nil.
@@ -313,37 +377,37 @@ func (r *Registry) resolve(exec *Execution) *entry {
 // outputError is the INVALID_TOOL_OUTPUT error for tool name.
 func outputError(name string, violations ...string) error {
 	return &Error{Name: "ToolOutputError", Code: CodeInvalidToolOutput,
-		Message: fmt.Sprintf("tool %q returned invalid output: %s", name, strings.Join(violations, "; "))}
+		Message: fmt.Sprintf("tool \"%s\" returned invalid output: %s", name, strings.Join(violations, "; "))}
 }
 
 // success builds the success result of value for entry e (SPEC §3.5): snapshot, validate,
 // render and, for top-level calls, project the presentation meta.
-func (inv *Invocation) success(e *entry, value any) *Result {
+func (inv *Invocation) success(e *entry, value any) (*Result, error) {
 	def := e.def
 	v, err := jsonv.Snapshot(value)
 	if err != nil {
-		return Fail(outputError(def.Name, "value is not lossless JSON"))
+		return nil, outputError(def.Name, "value is not lossless JSON")
 	}
-	if vs := e.out.Validate(v, "value"); len(vs) > 0 {
-		return Fail(outputError(def.Name, vs...))
+	if vs := e.out.Validate(v, schema.RootValue); len(vs) > 0 {
+		return nil, outputError(def.Name, vs...)
 	}
 	args := inv.exec.args
 	blocks, err := callRender(def.Output.Render, args, v)
 	if err != nil {
-		return Fail(outputError(def.Name, "output.render failed: "+ErrorMessage(err)))
+		return nil, outputError(def.Name, "output.render failed: "+ErrorMessage(err))
 	}
 	if checkBlocks(blocks) != nil {
-		return Fail(outputError(def.Name, "output.render returned non-lossless JSON"))
+		return nil, outputError(def.Name, "output.render returned non-lossless JSON")
 	}
-	res := &Result{Value: v, Content: blocks}
+	res := &Result{Value: v, Content: content.Clone(blocks)}
 	if inv.exec.parent == nil && def.Output.PresentationMeta != nil {
 		meta, err := callRender(def.Output.PresentationMeta, args, v)
 		if err != nil {
-			return Fail(outputError(def.Name, "output.presentationMeta failed: "+ErrorMessage(err)))
+			return nil, outputError(def.Name, "output.presentationMeta failed: "+ErrorMessage(err))
 		}
 		if meta != nil {
 			if meta, err = jsonv.Snapshot(meta); err != nil {
-				return Fail(outputError(def.Name, "output.presentationMeta returned non-lossless JSON"))
+				return nil, outputError(def.Name, "output.presentationMeta returned non-lossless JSON")
 			}
 		}
 		res.Meta = meta
@@ -353,7 +417,7 @@ func (inv *Invocation) success(e *entry, value any) *Result {
 			res.ConcludesTurn = true
 		}
 	}
-	return res
+	return res, nil
 }
 
 func callRender[T any](fn func(args, value any) (T, error), args, value any) (out T, err error) {
@@ -365,34 +429,47 @@ func callRender[T any](fn func(args, value any) (T, error), args, value any) (ou
 	return fn(args, value)
 }
 
-// renormalize rebuilds a result that this dispatch did not produce (SPEC §4.3 step 3).
-func (inv *Invocation) renormalize(res *Result) *Result {
+// renormalize rebuilds a result that this dispatch did not produce (SPEC §4.3 step 3): a
+// failure from its error, content, meta and contexts; a success by validating and
+// rendering its value again with the definition that may execute now, keeping only its
+// contexts. A success that cannot be rebuilt (the tool is gone, the value violates the
+// output contract) is an error, which fails the call without post-execute as in the
+// reference.
+func (inv *Invocation) renormalize(res *Result) (*Result, error) {
 	if res.IsError {
 		out := &Result{IsError: true, Content: content.Clone(res.Content), AdditionalContexts: content.CloneMessages(res.AdditionalContexts)}
-		if res.Error != nil {
+		if res.Error != nil { // a failure without an error fails materialization later
 			f := *res.Error
 			if f.Info != nil {
 				info := *f.Info
 				f.Info = &info
 			}
 			out.Error = &f
-		} else {
-			out.Error = &Failure{}
 		}
 		if res.Meta != nil {
-			out.Meta = jsonv.Clone(res.Meta)
+			out.Meta = detach(res.Meta)
 		}
-		return out
+		return out, nil
 	}
 	e := inv.r.resolve(inv.exec)
-	var out *Result
 	if e == nil {
-		out = Fail(unknownTool(inv.exec.name))
-	} else {
-		out = inv.success(e, res.Value)
+		return nil, unknownTool(inv.exec.name)
+	}
+	out, err := inv.success(e, res.Value)
+	if err != nil {
+		return nil, err
 	}
 	out.AdditionalContexts = content.CloneMessages(res.AdditionalContexts)
-	return out
+	return out, nil
+}
+
+// detach returns a snapshot of v, or v itself when it is not lossless JSON (materialization
+// then rejects the result that holds it).
+func detach(v any) any {
+	if s, err := jsonv.Snapshot(v); err == nil {
+		return s
+	}
+	return v
 }
 
 // Finalize runs post-execute when it is owed, the cancellation check, finalize-content and
@@ -463,20 +540,23 @@ func (inv *Invocation) apply(res *Result, d PostDecision) (*Result, error) {
 		if e == nil {
 			return nil, unknownTool(inv.exec.name)
 		}
-		out := inv.success(e, d.Value)
-		out.AdditionalContexts = append(res.AdditionalContexts, extra...)
+		out, err := inv.success(e, d.Value)
+		if err != nil {
+			return nil, err
+		}
+		out.AdditionalContexts = slices.Concat(res.AdditionalContexts, extra)
 		return out, nil
 	case d.ReplaceContent:
 		out := *res
 		out.Content = content.Clone(d.Content)
-		out.AdditionalContexts = append(res.AdditionalContexts, extra...)
+		out.AdditionalContexts = slices.Concat(res.AdditionalContexts, extra)
 		return &out, nil
 	default:
 		if len(extra) == 0 {
 			return res, nil
 		}
 		out := *res
-		out.AdditionalContexts = append(res.AdditionalContexts, extra...)
+		out.AdditionalContexts = slices.Concat(res.AdditionalContexts, extra)
 		return &out, nil
 	}
 }
@@ -499,18 +579,31 @@ func blockMessage(feedback []content.Block) string {
 }
 
 // materialize enforces the result invariants and detaches the result from every alias a
-// hook or body may still hold (SPEC §4.5 step 1).
+// hook or body may still hold (SPEC §4.5 step 1): the durable projection (content, meta,
+// contexts, error) must be lossless JSON, a failure must say why it failed, a failure never
+// carries a value or concludesTurn and a success never carries an error.
 func materialize(res *Result) (*Result, error) {
+	if res.IsError && res.Error == nil {
+		return nil, errors.New("a failed result has no error")
+	}
 	if err := checkDurable(res); err != nil {
 		return nil, err
 	}
-	out := res.Clone()
+	var meta any
+	if res.Meta != nil {
+		m, err := jsonv.Snapshot(res.Meta)
+		if err != nil {
+			return nil, err
+		}
+		meta = m
+	}
+	shell := *res
+	shell.Meta = nil
+	out := shell.Clone()
+	out.Meta = meta
 	if out.IsError {
 		out.Value = nil
 		out.ConcludesTurn = false
-		if out.Error == nil {
-			out.Error = &Failure{}
-		}
 	} else {
 		out.Error = nil
 	}
@@ -528,28 +621,32 @@ var errNotSerializable = errors.New("tool result must be losslessly JSON-seriali
 // finish materializes the result, applies finalize-content once and notifies the result
 // listeners (SPEC §4.5).
 func (inv *Invocation) finish(res *Result) *Result {
-	out, err := materialize(res)
-	if err != nil {
-		out, _ = materialize(Fail(errNotSerializable))
-	}
+	out := materializeOr(res, errNotSerializable)
 	if fin := inv.finalizer; fin != nil {
 		blocks, err := callFinalizer(fin, inv.exec, out.Clone())
-		if err != nil {
-			out, _ = materialize(Fail(err))
-		} else if blocks != nil {
+		switch {
+		case err != nil:
+			out = materializeOr(Fail(err), errNotSerializable)
+		case blocks != nil:
 			next := *out
 			next.Content = blocks
-			if m, err := materialize(&next); err != nil {
-				out, _ = materialize(Fail(errNotSerializable))
-			} else {
-				out = m
-			}
+			out = materializeOr(&next, errNotSerializable)
 		}
 	}
 	for _, h := range admitted(inv.r.hooks.Load().result, inv.exec.agent) {
 		if err := callResult(h.fn, inv.ctx, inv.exec, out.Clone()); err != nil {
-			inv.r.logger.Warn(fmt.Sprintf("tool %q (%s): tools/result observer failed: %s", inv.exec.name, inv.exec.callID, ErrorMessage(err)))
+			inv.r.logger.Warn(fmt.Sprintf("tool \"%s\" (%s): tools/result observer failed: %s", inv.exec.name, inv.exec.callID, ErrorMessage(err)))
 		}
+	}
+	return out
+}
+
+// materializeOr materializes res, or, when res cannot be materialized, the generic failure
+// for fallback (whose message is valid UTF-8, so it always materializes).
+func materializeOr(res *Result, fallback error) *Result {
+	out, err := materialize(res)
+	if err != nil {
+		out, _ = materialize(Fail(fallback))
 	}
 	return out
 }

@@ -324,11 +324,14 @@ func (s *Scope) Register(def *Definition) (unregister func(), err error) {
 		return nil, errors.New("tool definition is nil")
 	}
 	d := *def
-	if err := d.checkShape(); err != nil {
+	if err := d.checkOutput(); err != nil {
 		return nil, err
 	}
 	out, err := schema.Compile(d.Output.Schema)
 	if err != nil {
+		return nil, err
+	}
+	if err := d.checkTimeout(); err != nil {
 		return nil, err
 	}
 	if d.Name == RunCodeName {
@@ -344,9 +347,9 @@ func (s *Scope) Register(def *Definition) (unregister func(), err error) {
 		r.reclaim(s)
 		r.mu.Unlock()
 		if s.global {
-			return nil, fmt.Errorf("tool %q is already registered (for a per-agent variant, register through that agent's scope instead)", d.Name)
+			return nil, fmt.Errorf("tool \"%s\" is already registered (for a per-agent variant, register through that agent's `agent.ctx` instead)", d.Name)
 		}
-		return nil, fmt.Errorf("tool %q is already registered in this scope", d.Name)
+		return nil, fmt.Errorf("tool \"%s\" is already registered in this scope", d.Name)
 	}
 	r.nextID++
 	e.id = r.nextID
@@ -403,8 +406,9 @@ func (s *Scope) Restrict(f Filter) (lift func(), err error) {
 	r.mu.Lock()
 	known := r.restrictableLocked(s)
 	var unknown []string
+	// Every unknown occurrence is listed, duplicates included, as the reference does.
 	for _, n := range slices.Concat(f.Allow, f.Deny) {
-		if _, ok := known[n]; !ok && !slices.Contains(unknown, n) {
+		if _, ok := known[n]; !ok {
 			unknown = append(unknown, n)
 		}
 	}
@@ -421,7 +425,7 @@ func (s *Scope) Restrict(f Filter) (lift func(), err error) {
 		}
 		quoted := make([]string, len(unknown))
 		for i, n := range unknown {
-			quoted[i] = fmt.Sprintf("%q", n)
+			quoted[i] = fmt.Sprintf("\"%s\"", n)
 		}
 		noun := "tool"
 		if len(unknown) > 1 {
@@ -500,7 +504,7 @@ func (s *Scope) PresentAs(mode Mode) (restore func(), err error) {
 	if l.mode != "" {
 		old := l.mode
 		r.mu.Unlock()
-		return nil, fmt.Errorf("tools.presentAs(%q) conflicts with %q already declared for this scope; one composition selects one presentation", mode, old)
+		return nil, fmt.Errorf("tools.presentAs(\"%s\") conflicts with \"%s\" already declared for this scope; one composition selects one presentation", mode, old)
 	}
 	l.mode = mode
 	r.mu.Unlock()
@@ -714,7 +718,7 @@ func (r *Registry) Schemas(scope *Scope) ([]Schema, error) {
 	for _, n := range v.names {
 		e := v.entries[n]
 		if e.paramsErr != nil {
-			return nil, fmt.Errorf("tool %q parameters must be lossless JSON before schema projection", n)
+			return nil, fmt.Errorf("tool \"%s\" parameters must be lossless JSON before schema projection", n)
 		}
 		out = append(out, Schema{Name: e.def.Name, Description: e.def.Description, Parameters: jsonv.Clone(e.params)})
 	}

@@ -170,16 +170,11 @@ func messageValue(m content.Message) *jsonv.Object {
 	return o
 }
 
-// checkDurable reports whether the durable projection of r (content, meta, contexts, error)
-// is lossless JSON (SPEC §4.5 step 1).
+// checkDurable reports whether the durable projection of r (content, contexts, error) is
+// lossless JSON (SPEC §4.5 step 1); materialize snapshots the meta itself.
 func checkDurable(r *Result) error {
 	if err := checkBlocks(r.Content); err != nil {
 		return err
-	}
-	if r.Meta != nil {
-		if err := jsonv.Check(r.Meta); err != nil {
-			return err
-		}
 	}
 	for i := range r.AdditionalContexts {
 		m := &r.AdditionalContexts[i]
@@ -193,8 +188,13 @@ func checkDurable(r *Result) error {
 			return fmt.Errorf("additional context %d has an invalid UTF-8 source", i)
 		}
 	}
-	if r.Error != nil && !utf8.ValidString(r.Error.Message) {
-		return fmt.Errorf("error message is not valid UTF-8")
+	if e := r.Error; e != nil {
+		if !utf8.ValidString(e.Message) {
+			return fmt.Errorf("error message is not valid UTF-8")
+		}
+		if e.Info != nil && !(utf8.ValidString(e.Info.Name) && utf8.ValidString(e.Info.Code)) {
+			return fmt.Errorf("error info is not valid UTF-8")
+		}
 	}
 	return nil
 }

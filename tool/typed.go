@@ -69,9 +69,8 @@ func (s *typedSpec[In, Out]) set(option string, fn any) error {
 		s.presentRes, ok = f, option == "ResultCard"
 	}
 	if !ok {
-		var in In
-		var out Out
-		return fmt.Errorf("option %s was given a %T, which does not fit a tool with arguments %T and output %T", option, fn, in, out)
+		return fmt.Errorf("tool %q: option %s was given a %T, which does not fit a tool with arguments %v and output %v",
+			s.def.Name, option, fn, reflect.TypeFor[In](), reflect.TypeFor[Out]())
 	}
 	return nil
 }
@@ -157,7 +156,7 @@ func New[In, Out any](name, description string, fn Func[In, Out], opts ...Option
 	s := &typedSpec[In, Out]{def: &Definition{Name: name, Description: description}}
 	for _, o := range opts {
 		if err := o.apply(s); err != nil {
-			return nil, fmt.Errorf("tool %q: %w", name, err)
+			return nil, err // option errors name the tool themselves
 		}
 	}
 	var in *schema.Schema
@@ -207,7 +206,9 @@ func New[In, Out any](name, description string, fn Func[In, Out], opts ...Option
 		}
 		value, err := jsonv.FromGo(res)
 		if err != nil {
-			return nil, outputError(name, "value is not lossless JSON: "+err.Error())
+			// Encoding ran the output's own marshalling code and failed: the analogue of a
+			// snapshot that threw (SPEC §3.5).
+			return nil, outputError(name, "value snapshot failed: "+ErrorMessage(err))
 		}
 		return value, nil
 	}

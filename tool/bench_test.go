@@ -1,0 +1,134 @@
+package tool_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/dsh-go/dsh/jsonv"
+	"github.com/dsh-go/dsh/tool"
+)
+
+type echoArgs struct {
+	Text string `json:"text"`
+}
+
+type echoOut struct {
+	Text string `json:"text"`
+}
+
+func newEchoRegistry(tb testing.TB) *tool.Registry {
+	tb.Helper()
+	reg, err := tool.NewRegistry(tool.Config{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	def := tool.Must(tool.New("echo", "Echoes its text.",
+		func(ctx context.Context, call *tool.Call, in echoArgs) (echoOut, error) {
+			return echoOut(in), nil
+		}))
+	if _, err := reg.Register(def); err != nil {
+		tb.Fatal(err)
+	}
+	return reg
+}
+
+// BenchmarkExecuteTyped measures a trivial typed tool through the full pipeline, no hooks.
+func BenchmarkExecuteTyped(b *testing.B) {
+	reg := newEchoRegistry(b)
+	args, _ := jsonv.ParseString(`{"text":"hello"}`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		res := reg.Execute(ctx, tool.Input{CallID: "c1", Name: "echo", Args: args})
+		if res.IsError {
+			b.Fatal(res.Error.Message)
+		}
+	}
+}
+
+// BenchmarkExecuteTypedHooks is the same call with one pre, one around and one post hook and
+// one result listener.
+func BenchmarkExecuteTypedHooks(b *testing.B) {
+	reg := newEchoRegistry(b)
+	reg.OnPreExecute(func(ctx context.Context, exec *tool.Execution, next func() (tool.PreDecision, error)) (tool.PreDecision, error) {
+		return next()
+	})
+	reg.WrapExecute(func(ctx context.Context, exec *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
+		return next(ctx)
+	})
+	reg.OnPostExecute(func(ctx context.Context, exec *tool.Execution, res *tool.Result, next func() (tool.PostDecision, error)) (tool.PostDecision, error) {
+		return next()
+	})
+	reg.OnResult(func(ctx context.Context, exec *tool.Execution, res *tool.Result) error { return nil })
+	args, _ := jsonv.ParseString(`{"text":"hello"}`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		res := reg.Execute(ctx, tool.Input{CallID: "c1", Name: "echo", Args: args})
+		if res.IsError {
+			b.Fatal(res.Error.Message)
+		}
+	}
+}
+
+// BenchmarkSchemas200 projects the schemas of 200 registered tools.
+func BenchmarkSchemas200(b *testing.B) {
+	reg, _ := tool.NewRegistry(tool.Config{})
+	for i := range 200 {
+		def := tool.Must(tool.New(fmt.Sprintf("tool_%03d", i), "A tool.",
+			func(ctx context.Context, call *tool.Call, in echoArgs) (echoOut, error) { return echoOut(in), nil }))
+		if _, err := reg.Register(def); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := reg.Schemas(nil)
+		if err != nil || len(s) != 200 {
+			b.Fatal(err, len(s))
+		}
+	}
+}
+
+// BenchmarkValidateArgs1MB validates a 1 MB argument document against a typed tool's schema
+// through the pipeline.
+func BenchmarkValidateArgs1MB(b *testing.B) {
+	type item struct {
+		Name  string   `json:"name"`
+		Value float64  `json:"value"`
+		Tags  []string `json:"tags"`
+	}
+	type bulk struct {
+		Items []item `json:"items"`
+	}
+	reg, _ := tool.NewRegistry(tool.Config{})
+	def := tool.Must(tool.New("bulk", "Counts items.",
+		func(ctx context.Context, call *tool.Call, in bulk) (int, error) { return len(in.Items), nil }))
+	if _, err := reg.Register(def); err != nil {
+		b.Fatal(err)
+	}
+	var sb strings.Builder
+	sb.WriteString(`{"items":[`)
+	for i := 0; sb.Len() < 1<<20; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"name":"item-%d","value":%d.5,"tags":["a","b","c"]}`, i, i)
+	}
+	sb.WriteString(`]}`)
+	args, err := jsonv.ParseString(sb.String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.SetBytes(int64(sb.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		res := reg.Execute(ctx, tool.Input{CallID: "c1", Name: "bulk", Args: args})
+		if res.IsError {
+			b.Fatal(res.Error.Message)
+		}
+	}
+}
