@@ -3,6 +3,7 @@ module github.com/dsh-go/dsh
 go 1.26.0
 
 require (
+	github.com/bmatcuk/doublestar/v4 v4.10.4 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/evanw/esbuild v0.28.2 // indirect
 	github.com/go-json-experiment/json v1.27.2 // indirect
