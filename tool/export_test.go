@@ -1,0 +1,9 @@
+package tool
+
+// LayerCount reports how many scoped layers the registry holds, so tests can check that an
+// emptied layer is reclaimed (SPEC §2.1).
+func (r *Registry) LayerCount() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.layers)
+}
