@@ -1,0 +1,73 @@
+package fs
+
+import "fmt"
+
+// Defaults of Config's caps.
+const (
+	DefaultReadLimit         = 2000             // lines per read, and the largest limit accepted
+	DefaultReadMaxLineLength = 2000             // UTF-16 code units per line before truncation
+	DefaultReadMaxBytes      = 50 * 1024        // bytes of returned lines per read
+	DefaultReadStreamMinSize = 10 * 1024 * 1024 // files this large are streamed
+	DefaultDiffBasisMaxBytes = 10 * 1024 * 1024 // write diffs: larger sides get no contextual diff
+)
+
+// Config configures the file tools. The zero value of every cap selects its default.
+type Config struct {
+	// Root is the workspace directory every path is confined to; relative paths are
+	// relative to it. Required.
+	Root string
+	// ReadLimit is the default and the largest number of lines one read returns.
+	ReadLimit int
+	// ReadMaxLineLength is how many UTF-16 code units of a line read shows before cutting it
+	// with "... (line truncated to N chars)".
+	ReadMaxLineLength int
+	// ReadMaxBytes caps the UTF-8 bytes of the lines one read returns.
+	ReadMaxBytes int
+	// ReadStreamMinSize is the file size from which read streams the file in chunks instead
+	// of reading it in one piece. Either way memory stays bounded by the window.
+	ReadStreamMinSize int64
+	// DiffBasisMaxBytes bounds the old and new content for which write computes a contextual
+	// diff (its value's before is null beyond it).
+	DiffBasisMaxBytes int64
+	// NoObservation turns the observation policy off: write and edit then act on the current
+	// file without requiring or checking an earlier read.
+	NoObservation bool
+}
+
+// withDefaults returns c with defaults filled in, or an error naming a negative cap.
+func (c Config) withDefaults() (Config, error) {
+	ints := []struct {
+		name string
+		v    *int
+		def  int
+	}{
+		{"ReadLimit", &c.ReadLimit, DefaultReadLimit},
+		{"ReadMaxLineLength", &c.ReadMaxLineLength, DefaultReadMaxLineLength},
+		{"ReadMaxBytes", &c.ReadMaxBytes, DefaultReadMaxBytes},
+	}
+	for _, f := range ints {
+		if *f.v < 0 {
+			return c, fmt.Errorf("tools/fs: %s must be a positive integer, not %d", f.name, *f.v)
+		}
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	int64s := []struct {
+		name string
+		v    *int64
+		def  int64
+	}{
+		{"ReadStreamMinSize", &c.ReadStreamMinSize, DefaultReadStreamMinSize},
+		{"DiffBasisMaxBytes", &c.DiffBasisMaxBytes, DefaultDiffBasisMaxBytes},
+	}
+	for _, f := range int64s {
+		if *f.v < 0 {
+			return c, fmt.Errorf("tools/fs: %s must be a positive integer, not %d", f.name, *f.v)
+		}
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	return c, nil
+}

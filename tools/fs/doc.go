@@ -1,0 +1,51 @@
+// Package fs provides dsh's built-in file tools — read, write and edit — confined to one
+// workspace directory, together with the filesystem observation policy that keeps an agent
+// from overwriting what it has not seen (SPEC §10, §11.1, §8).
+//
+// # Tools
+//
+//   - read returns a line-numbered window of a UTF-8 text file inside the read envelope
+//     (<path>…</path>, <type>file</type>, <content>…</content>) with a continuation or
+//     end-of-file footer. Large files are streamed, never loaded whole. It is
+//     concurrency-safe.
+//   - write creates a file or replaces its whole content, atomically (a temporary file in
+//     the same directory renamed into place, keeping the file's mode). It is exclusive.
+//   - edit replaces a literal string, exactly once unless replace_all is set, atomically and
+//     keeping the file's line-ending style. It is exclusive.
+//
+// # Workspace containment
+//
+// Every path is resolved inside the workspace root through an [os.Root] plus explicit checks.
+// A path that lexically leaves the root (".." or an absolute path elsewhere), a symbolic link
+// whose target lies outside the root (at any component, followed hop by hop), and a write or
+// edit of a regular file with more than one hard link are refused with FS_SANDBOX_DENIED and a
+// message that names the path. The tools create no symbolic links.
+//
+// Hard links: a file's other links cannot be enumerated, so a file with Nlink > 1 may share
+// its inode with a path outside the workspace. Writing it would either change that outside
+// file (an in-place write) or silently split the link (an atomic rename), so write and edit
+// refuse it. Reading it is allowed: the bytes are reachable through a directory entry inside
+// the workspace, the read traverses no path outside it, and creating a link to a file one
+// cannot read is prevented by the kernel (fs.protected_hardlinks), so the read discloses
+// nothing that the workspace does not already hold.
+//
+// # Observation policy
+//
+// Unless [Config.NoObservation] is set, the tools remember per owner (the calling agent's
+// [tool.Scope]; calls without an agent share one direct owner) and per canonical path what
+// was last observed: present with a version, or absent. edit requires a present
+// observation (FS_NOT_OBSERVED otherwise, FS_NOT_FOUND after an observed absence); write
+// without a present observation may only create (FS_NOT_OBSERVED for an existing file); and
+// both fail FS_STALE_VERSION when the file changed since it was observed. A windowed read
+// authorizes a full overwrite: the policy is about freshness, not about having seen
+// everything.
+//
+// A version is the file's identity and freshness metadata (device, inode, size, modification
+// and change times in nanoseconds) plus a keyed 64-bit hash of the bytes that were read or
+// written. The metadata alone misses an in-place rewrite of equal size within one timestamp
+// tick (many filesystems stamp times at a few milliseconds' granularity); the hash alone
+// would force a full read to detect a change the metadata already shows. Together, a file
+// replaced between a read and an edit is detected whatever its size. read and edit read the
+// whole file anyway; a guarded write reads the current content once when the metadata
+// matches.
+package fs

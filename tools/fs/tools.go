@@ -1,0 +1,157 @@
+package fs
+
+import (
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"strings"
+	"unicode"
+
+	"github.com/dsh-go/dsh/jsonv"
+	"github.com/dsh-go/dsh/tool"
+)
+
+// Tools is one configured set of the file tools: a workspace, the observation state they
+// share and the three definitions. Register the definitions with [Tools.Register] or use
+// [Install]; Close releases the workspace when the tools are gone.
+type Tools struct {
+	cfg   Config
+	ws    *Workspace
+	obs   *observations // nil with Config.NoObservation
+	locks keyLocks
+	seed  maphash.Seed
+
+	read, write, edit *tool.Definition
+}
+
+// New opens the workspace of cfg and builds the read, write and edit tools.
+func New(cfg Config) (*Tools, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	ws, err := OpenWorkspace(cfg.Root)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tools{cfg: cfg, ws: ws, seed: maphash.MakeSeed()}
+	if !cfg.NoObservation {
+		t.obs = newObservations()
+	}
+	if t.read, err = t.newRead(); err == nil {
+		if t.write, err = t.newWrite(); err == nil {
+			t.edit, err = t.newEdit()
+		}
+	}
+	if err != nil {
+		ws.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// Install builds the file tools for cfg and registers read, write and edit globally on reg.
+// undo unregisters them and closes the workspace.
+func Install(reg *tool.Registry, cfg Config) (undo func(), err error) {
+	t, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	unregister, err := t.Register(reg.Global())
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	return func() {
+		unregister()
+		t.Close()
+	}, nil
+}
+
+// Register registers read, write and edit on scope; the returned function unregisters
+// exactly them. On error nothing stays registered.
+func (t *Tools) Register(scope *tool.Scope) (unregister func(), err error) {
+	var undos []func()
+	undo := func() {
+		for i := len(undos) - 1; i >= 0; i-- {
+			undos[i]()
+		}
+	}
+	for _, def := range t.Definitions() {
+		u, err := scope.Register(def)
+		if err != nil {
+			undo()
+			return nil, fmt.Errorf("tools/fs: register %s: %w", def.Name, err)
+		}
+		undos = append(undos, u)
+	}
+	return undo, nil
+}
+
+// Definitions returns the read, write and edit definitions, in that order.
+func (t *Tools) Definitions() []*tool.Definition {
+	return []*tool.Definition{t.read, t.write, t.edit}
+}
+
+// Read returns the read tool.
+func (t *Tools) Read() *tool.Definition { return t.read }
+
+// Write returns the write tool.
+func (t *Tools) Write() *tool.Definition { return t.write }
+
+// Edit returns the edit tool.
+func (t *Tools) Edit() *tool.Definition { return t.edit }
+
+// Workspace returns the workspace the tools are confined to.
+func (t *Tools) Workspace() *Workspace { return t.ws }
+
+// Close releases the workspace. Calls still running fail; later calls fail.
+func (t *Tools) Close() error { return t.ws.Close() }
+
+// Guidance returns what the system prompt should tell the model about the file tools, one
+// paragraph per tool in the order read, write, edit.
+func (t *Tools) Guidance() []string {
+	g := []string{
+		"Inspect text files with the read tool rather than shell commands such as cat. Its lines come numbered; page through long files with offset and limit.",
+		"Use the write tool to create a file or to replace all of its content. Read an existing file before overwriting it, and prefer edit for changes to part of a file.",
+		"Use the edit tool for targeted changes to an existing text file: it replaces the literal old_string with new_string, which must occur exactly once unless replace_all is true; add surrounding text to make old_string unique. Read the file first unless this session just wrote or edited it.",
+	}
+	if t.obs == nil {
+		g[1] = "Use the write tool to create a file or to replace all of its content; prefer edit for changes to part of a file."
+		g[2] = "Use the edit tool for targeted changes to an existing text file: it replaces the literal old_string with new_string, which must occur exactly once unless replace_all is true; add surrounding text to make old_string unique."
+	}
+	return g
+}
+
+// observe records what the calling agent saw of key (no-op without the policy).
+func (t *Tools) observe(call *tool.Call, key string, ob observation) {
+	if t.obs != nil {
+		t.obs.set(call.Agent(), key, ob)
+	}
+}
+
+// blank reports whether s is empty or only whitespace, as JavaScript's trim sees it.
+func blank(s string) bool {
+	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == '\uFEFF' }) == ""
+}
+
+// errBlankPath is the argument error of an empty file_path.
+var errBlankPath = errors.New("file_path must be a non-empty string")
+
+// mustSchema parses a schema literal of this package.
+func mustSchema(src string) any {
+	v, err := jsonv.ParseString(src)
+	if err != nil {
+		panic(fmt.Sprintf("tools/fs: bad schema literal: %v", err))
+	}
+	return v
+}
+
+// jsNumber formats f as JavaScript's String(f) does.
+func jsNumber(f float64) string {
+	b, err := jsonv.Marshal(f)
+	if err != nil {
+		return fmt.Sprint(f)
+	}
+	return string(b)
+}
