@@ -9,13 +9,13 @@ import (
 type tokKind uint8
 
 const (
-	tokIdent   tokKind = iota // identifier or keyword
-	tokPunct                  // punctuator, text is the punctuator
-	tokString                 // string literal
-	tokNumber                 // numeric literal
-	tokTemplate               // a template literal chunk (`...`, `...${, }...${, }...`)
-	tokRegexp                 // regular expression literal
-	tokPrivate                // #name
+	tokIdent    tokKind = iota // identifier or keyword
+	tokPunct                   // punctuator, text is the punctuator
+	tokString                  // string literal
+	tokNumber                  // numeric literal
+	tokTemplate                // a template literal chunk (`...`, `...${, }...${, }...`)
+	tokRegexp                  // regular expression literal
+	tokPrivate                 // #name
 )
 
 // token is one significant token: comments and whitespace are skipped.
