@@ -407,3 +407,72 @@ func mustMarshal(v any) []byte {
 	}
 	return b
 }
+
+// TestPropertyLosslessMatchesCheck: the validator's own lossless check agrees with
+// jsonv.Check on arbitrary values, shared subtrees and cycles included, and stays
+// correct when its scratch space is reused.
+func TestPropertyLosslessMatchesCheck(t *testing.T) {
+	vd := &validator{}
+	rapid.Check(t, func(t *rapid.T) {
+		v := genAnyValue(t, 4)
+		var containers []any
+		var collect func(any)
+		collect = func(x any) {
+			switch x := x.(type) {
+			case []any:
+				if len(x) > 0 {
+					containers = append(containers, x)
+				}
+				for _, e := range x {
+					collect(e)
+				}
+			case *jsonv.Object:
+				if x != nil && !slices.ContainsFunc(containers, func(c any) bool { return c == any(x) }) {
+					containers = append(containers, x)
+					for _, m := range x.Members() {
+						collect(m.Value)
+					}
+				}
+			}
+		}
+		collect(v)
+		if len(containers) > 0 && rapid.Bool().Draw(t, "link") {
+			// Make one container refer to another: a cycle when the target encloses it,
+			// a shared subtree otherwise.
+			from := rapid.SampledFrom(containers).Draw(t, "from")
+			to := rapid.SampledFrom(containers).Draw(t, "to")
+			switch from := from.(type) {
+			case []any:
+				from[rapid.IntRange(0, len(from)-1).Draw(t, "slot")] = to
+			case *jsonv.Object:
+				from.Set("link", to)
+			}
+		}
+		want := jsonv.Check(v) == nil
+		if got := vd.lossless(v); got != want {
+			t.Fatalf("lossless = %v, jsonv.Check = %v", got, jsonv.Check(v))
+		}
+	})
+}
+
+func TestLosslessDeepCycle(t *testing.T) {
+	root := []any{nil}
+	cur := root
+	for range 100 {
+		next := []any{nil, 1.0}
+		cur[0] = next
+		cur = next
+	}
+	vd := &validator{}
+	if !vd.lossless(root) {
+		t.Fatal("a deep acyclic value is not lossless")
+	}
+	cur[0] = root
+	if vd.lossless(root) {
+		t.Fatal("a deep cycle is lossless")
+	}
+	cur[0] = nil
+	if !vd.lossless(root) {
+		t.Fatal("the reused validator remembers the old cycle")
+	}
+}

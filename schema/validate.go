@@ -2,8 +2,10 @@ package schema
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/dsh-go/dsh/jsonv"
 )
@@ -114,7 +116,12 @@ type validator struct {
 	root  string
 	stack []frame
 	out   []string
-	names map[string]struct{} // scratch for duplicate-name checks of large objects
+
+	// Scratch space of the lossless check, kept across uses by the Schema's pool.
+	names       map[string]struct{} // member names of a large object
+	scan        []scanFrame         // containers being checked
+	ancestors   []container         // the containers enclosing the value being checked
+	ancestorSet map[container]struct{}
 }
 
 // initialFrames is the initial capacity of a validator's stack.
@@ -129,7 +136,7 @@ func (vd *validator) run(n *node, v any, quiet bool) int {
 		f := &vd.stack[k]
 		switch f.n.kind {
 		case kindAny:
-			if lossless(f.v) {
+			if vd.lossless(f.v) {
 				f.clean = true
 			} else {
 				vd.emit(k, `" must be a lossless JSON value`)
@@ -248,31 +255,11 @@ func (vd *validator) restLossless(n *node, o *jsonv.Object) bool {
 		if n.lookup(m.Name) >= 0 {
 			continue
 		}
-		if !utf8.ValidString(m.Name) || !lossless(m.Value) {
+		if !utf8.ValidString(m.Name) || !vd.lossless(m.Value) {
 			return false
 		}
 	}
-	if len(ms) <= recordIndexThreshold {
-		for i := 1; i < len(ms); i++ {
-			for j := range i {
-				if ms[i].Name == ms[j].Name {
-					return false
-				}
-			}
-		}
-		return true
-	}
-	if vd.names == nil {
-		vd.names = make(map[string]struct{}, len(ms))
-	}
-	defer clear(vd.names)
-	for _, m := range ms {
-		if _, dup := vd.names[m.Name]; dup {
-			return false
-		}
-		vd.names[m.Name] = struct{}{}
-	}
-	return true
+	return !vd.duplicateNames(ms)
 }
 
 // array advances the array frame at k. It returns true when it pushed a child frame.
@@ -288,7 +275,7 @@ func (vd *validator) array(k int) bool {
 		}
 		f.arr = a
 		if n.items == nil {
-			f.clean = lossless(a)
+			f.clean = vd.lossless(a)
 			f.next = len(a)
 		} else {
 			f.clean = true
@@ -437,9 +424,10 @@ func (vd *validator) appendChildPath(b []byte, k int, key string) []byte {
 	return append(b, key...)
 }
 
-// lossless reports whether v is a jsonv value, as jsonv.Check does, without calling it for
-// the common scalars.
-func lossless(v any) bool {
+// lossless reports whether v is a jsonv value, exactly as jsonv.Check(v) == nil would, but
+// without allocating once the validator's scratch space has grown: this runs for every
+// unconstrained node and every undeclared member.
+func (vd *validator) lossless(v any) bool {
 	switch v := v.(type) {
 	case nil, bool:
 		return true
@@ -447,6 +435,152 @@ func lossless(v any) bool {
 		return isJSONNumber(v)
 	case string:
 		return utf8.ValidString(v)
+	case []any, *jsonv.Object:
+	default:
+		return false
 	}
-	return jsonv.Check(v) == nil
+	ok := vd.walkLossless(v)
+	clear(vd.scan[:cap(vd.scan)])
+	vd.scan = vd.scan[:0]
+	vd.ancestors = vd.ancestors[:0]
+	clear(vd.ancestorSet)
+	return ok
+}
+
+// scanFrame is a container whose elements walkLossless has still to visit.
+type scanFrame struct {
+	arr     []any
+	members []jsonv.Member
+	next    int
+	id      container
+}
+
+// container identifies an array or object for cycle detection, as jsonv does: an object
+// by its address, a non-empty slice by the address of its first element and its length.
+type container struct {
+	p unsafe.Pointer
+	n int
+}
+
+// ancestorScan is the depth up to which cycle detection scans the ancestor list.
+const ancestorScan = 32
+
+func (vd *validator) walkLossless(v any) bool {
+	for {
+		if !vd.open(v) {
+			return false
+		}
+		// Find the next value to check, leaving finished containers.
+		for {
+			if len(vd.scan) == 0 {
+				return true
+			}
+			f := &vd.scan[len(vd.scan)-1]
+			if f.next < len(f.arr) {
+				v = f.arr[f.next]
+				f.next++
+				break
+			}
+			if f.next < len(f.members) {
+				m := &f.members[f.next]
+				f.next++
+				if !utf8.ValidString(m.Name) {
+					return false
+				}
+				v = m.Value
+				break
+			}
+			id := f.id
+			vd.scan = vd.scan[:len(vd.scan)-1]
+			vd.ancestors = vd.ancestors[:len(vd.ancestors)-1]
+			if vd.ancestorSet != nil {
+				delete(vd.ancestorSet, id)
+			}
+		}
+	}
+}
+
+// open checks a scalar, or pushes a non-empty container after checking it is not its own
+// ancestor and, for an object, that its names are distinct.
+func (vd *validator) open(v any) bool {
+	var f scanFrame
+	switch v := v.(type) {
+	case nil, bool:
+		return true
+	case float64:
+		return isJSONNumber(v)
+	case string:
+		return utf8.ValidString(v)
+	case []any:
+		if len(v) == 0 {
+			return true
+		}
+		f = scanFrame{arr: v, id: container{unsafe.Pointer(unsafe.SliceData(v)), len(v)}}
+	case *jsonv.Object:
+		if v.Len() == 0 {
+			return true
+		}
+		if vd.duplicateNames(v.Members()) {
+			return false
+		}
+		f = scanFrame{members: v.Members(), id: container{unsafe.Pointer(v), -1}}
+	default:
+		return false
+	}
+	if !vd.enterAncestor(f.id) {
+		return false
+	}
+	vd.scan = append(vd.scan, f)
+	return true
+}
+
+// enterAncestor records id as an ancestor of what follows and reports false if it already
+// is one: a cycle.
+func (vd *validator) enterAncestor(id container) bool {
+	if vd.ancestorSet == nil && len(vd.ancestors) < ancestorScan {
+		if slices.Contains(vd.ancestors, id) {
+			return false
+		}
+		vd.ancestors = append(vd.ancestors, id)
+		return true
+	}
+	if vd.ancestorSet == nil {
+		vd.ancestorSet = make(map[container]struct{}, 2*ancestorScan)
+	}
+	if len(vd.ancestorSet) == 0 {
+		for _, a := range vd.ancestors {
+			vd.ancestorSet[a] = struct{}{}
+		}
+	}
+	if _, cyc := vd.ancestorSet[id]; cyc {
+		return false
+	}
+	vd.ancestorSet[id] = struct{}{}
+	vd.ancestors = append(vd.ancestors, id)
+	return true
+}
+
+// duplicateNames reports whether a member name repeats.
+func (vd *validator) duplicateNames(ms []jsonv.Member) bool {
+	if len(ms) <= recordIndexThreshold {
+		for i := 1; i < len(ms); i++ {
+			for j := range i {
+				if ms[i].Name == ms[j].Name {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if vd.names == nil {
+		vd.names = make(map[string]struct{}, len(ms))
+	}
+	defer clear(vd.names)
+	for _, m := range ms {
+		if _, dup := vd.names[m.Name]; dup {
+			return true
+		}
+		vd.names[m.Name] = struct{}{}
+	}
+	return false
 }
