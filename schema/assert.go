@@ -190,10 +190,20 @@ func (c *checker) asRecord(v any) (record, unsafe.Pointer, bool) {
 	return record{}, nil, false
 }
 
-// asArray reports whether v is a JSON array (a []any; Go slices are always dense).
+// asArray reports whether v is a JSON array: a []any (Go slices are always dense), or in
+// an untrusted walk a []string, which jsonv.Snapshot also accepts.
 func asArray(v any) ([]any, bool) {
-	a, ok := v.([]any)
-	return a, ok
+	switch v := v.(type) {
+	case []any:
+		return v, true
+	case []string:
+		a := make([]any, len(v))
+		for i, s := range v {
+			a[i] = s
+		}
+		return a, true
+	}
+	return nil, false
 }
 
 // isTypeArray reports whether v is an array given as a type, for the dedicated message.
@@ -277,8 +287,8 @@ func isJSONNumber(f float64) bool {
 func scalarMatches(t string, v any) bool {
 	switch t {
 	case "string":
-		_, ok := v.(string)
-		return ok
+		s, ok := v.(string)
+		return ok && utf8.ValidString(s)
 	case "number":
 		f, ok := v.(float64)
 		return ok && isJSONNumber(f)

@@ -259,6 +259,8 @@ func TestAssertGoValues(t *testing.T) {
 		{"negative zero const", obj("type", "number", "const", math.Copysign(0, -1)), []string{"schema.const must be a number value"}},
 		{"struct node", obj("type", "object", "properties", obj("at", struct{}{})), []string{"schema.properties.at must be a schema object"}},
 		{"duplicate names", jsonv.NewObject(jsonv.Member{Name: "type", Value: "string"}, jsonv.Member{Name: "type", Value: "number"}), []string{"schema must be a schema object"}},
+		{"invalid UTF-8 const", obj("type", "string", "const", "\xff"), []string{"schema.const must be a string value"}},
+		{"Go slices in an unconvertible tree", map[string]any{"type": "string", "enum": []string{"a"}, "default": math.NaN()}, []string{"schema.default annotation must be lossless JSON data"}},
 		{"invalid UTF-8 name", obj("type", "object", "properties", obj("\xff", obj())), []string{"schema.properties must be an object of schemas"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 
 // Schema is a compiled schema of the supported subset. It keeps a private snapshot of the
 // raw schema (for the model-visible projection) and a precompiled tree for validation.
-// A Schema is immutable and safe for concurrent use. A nil *Schema is the unconstrained
-// schema {}: it accepts any lossless JSON value.
+// A Schema is immutable and safe for concurrent use; it must not be copied. A nil *Schema
+// (or a zero Schema) is the unconstrained schema {}: it accepts any lossless JSON value.
 type Schema struct {
 	raw  any       // the asserted snapshot; never handed out without a copy
 	root *node     // the compiled tree
@@ -118,7 +118,7 @@ func Parse(data []byte) (*Schema, error) {
 // model (tool parameters) or to generated SDK declarations. A nil Schema yields an empty
 // object.
 func (s *Schema) Raw() any {
-	if s == nil {
+	if s == nil || s.root == nil {
 		return &jsonv.Object{}
 	}
 	return jsonv.Clone(s.raw)
@@ -127,7 +127,7 @@ func (s *Schema) Raw() any {
 // MarshalJSON encodes the raw schema compactly, with the members in their original order,
 // so that a Schema can sit in a struct that is sent to the model.
 func (s *Schema) MarshalJSON() ([]byte, error) {
-	if s == nil {
+	if s == nil || s.root == nil {
 		return []byte("{}"), nil
 	}
 	return jsonv.Marshal(s.raw)

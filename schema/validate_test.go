@@ -210,6 +210,11 @@ func TestValidateNoDefaults(t *testing.T) {
 }
 
 func TestValidateNilSchema(t *testing.T) {
+	var zero Schema
+	check(t, &zero, parse(t, `{"a":[1]}`), RootValue, nil)
+	if zero.String() != "{}" {
+		t.Errorf("zero Schema String = %s", zero.String())
+	}
 	var s *Schema
 	check(t, s, parse(t, `{"a":[1]}`), RootValue, nil)
 	check(t, s, math.NaN(), RootValue, []string{`"value" must be a lossless JSON value`})
