@@ -27,10 +27,14 @@ func newReg(tb testing.TB, cfgs ...tool.Config) *tool.Registry {
 }
 
 // js parses JSON text into a jsonv value, failing the test on error.
+// A nil tb panics on error instead (for table literals built outside a test).
 func js(tb testing.TB, text string) any {
-	tb.Helper()
 	v, err := jsonv.ParseString(text)
 	if err != nil {
+		if tb == nil {
+			panic(err)
+		}
+		tb.Helper()
 		tb.Fatalf("parse %s: %v", text, err)
 	}
 	return v

@@ -114,7 +114,11 @@ func (r *Result) Clone() *Result {
 	return &c
 }
 
-// JSON returns the result as the object SPEC §1.7 shapes: absent keys are absent.
+// JSON returns the result as the object SPEC §1.7 shapes: absent keys are absent. Members
+// are in the order of the reference's materialized result, so the encoding matches its
+// JSON.stringify byte for byte: a failure is {isError, error: {message, info?: {name,
+// code}}, content, meta?, additionalContexts?}; a success is {isError, content, meta?,
+// additionalContexts?, concludesTurn?, value}.
 func (r *Result) JSON() *jsonv.Object {
 	o := &jsonv.Object{}
 	o.Set("isError", r.IsError)
@@ -129,8 +133,6 @@ func (r *Result) JSON() *jsonv.Object {
 			e.Set("info", jsonv.NewObject(jsonv.Member{Name: "name", Value: r.Error.Info.Name}, jsonv.Member{Name: "code", Value: r.Error.Info.Code}))
 		}
 		o.Set("error", e)
-	} else {
-		o.Set("value", jsonv.Clone(r.Value))
 	}
 	o.Set("content", content.ListValue(r.Content))
 	if r.Meta != nil {
@@ -143,8 +145,11 @@ func (r *Result) JSON() *jsonv.Object {
 		}
 		o.Set("additionalContexts", ctxs)
 	}
-	if !r.IsError && r.ConcludesTurn {
-		o.Set("concludesTurn", true)
+	if !r.IsError {
+		if r.ConcludesTurn {
+			o.Set("concludesTurn", true)
+		}
+		o.Set("value", jsonv.Clone(r.Value))
 	}
 	return o
 }
