@@ -67,8 +67,8 @@ func (s *Schema) release(vd *validator) {
 	if s == nil {
 		return
 	}
-	clear(vd.stack[:cap(vd.stack)])
-	vd.stack = vd.stack[:0]
+	clear(vd.stack[:vd.high]) // the frames beyond were cleared by an earlier release
+	vd.stack, vd.high = vd.stack[:0], 0
 	vd.out = nil
 	vd.root = ""
 	s.pool.Put(vd)
@@ -115,6 +115,7 @@ type frame struct {
 type validator struct {
 	root  string
 	stack []frame
+	high  int // the deepest the stack has been since the last release
 	out   []string
 
 	// Scratch space of the lossless check, kept across uses by the Schema's pool.
@@ -133,6 +134,7 @@ func (vd *validator) run(n *node, v any, quiet bool) int {
 	total := 0
 	for len(vd.stack) > 0 {
 		k := len(vd.stack) - 1
+		vd.high = max(vd.high, k+1)
 		f := &vd.stack[k]
 		switch f.n.kind {
 		case kindAny:
