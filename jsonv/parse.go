@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -24,8 +25,11 @@ const MaxDepth = 10000
 // names, invalid UTF-8, numbers that overflow a float64 (1e400) and negative zero (-0,
 // -0.0, -1e-400). Member order is kept. Whitespace around the value is allowed; any other
 // trailing data is an error. Nesting deeper than MaxDepth is an error, never a crash.
+// Parse does not retain data.
 func Parse(data []byte) (any, error) {
-	dec := jsontext.NewDecoder(bytes.NewBuffer(data))
+	// Duplicate names are detected here when an object closes, which is cheaper than the
+	// tokenizer's per-name bookkeeping.
+	dec := jsontext.NewDecoder(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true))
 	v, err := parseValue(dec)
 	if err != nil {
 		return nil, err
@@ -45,10 +49,11 @@ func ParseString(s string) (any, error) { return Parse([]byte(s)) }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// parseFrame is an array or object under construction.
+// parseFrame is an array or object under construction. Its elements or members so far
+// sit at the end of the parser's shared scratch stacks, from start on, so that each
+// container is allocated once, at its final size, when it closes.
 type parseFrame struct {
-	arr      []any
-	members  []Member
+	start    int
 	name     string // name of the member whose value comes next
 	isObject bool
 	haveName bool
@@ -57,11 +62,18 @@ type parseFrame struct {
 // parseValue reads exactly one value from dec. It builds the tree with an explicit stack so
 // that nesting depth costs heap, not call stack.
 func parseValue(dec *jsontext.Decoder) (any, error) {
-	var stack []parseFrame
+	var (
+		stackBuf [8]parseFrame
+		elemsBuf [16]any
+		memsBuf  [16]Member
+		stack    = stackBuf[:0]
+		elems    = elemsBuf[:0] // pending elements of all open arrays
+		mems     = memsBuf[:0]  // pending members of all open objects
+	)
 	for {
 		tok, err := dec.ReadToken()
 		if err != nil {
-			return nil, parseError(err, stack)
+			return nil, parseError(err, stack, len(elems))
 		}
 		var v any
 		switch tok.Kind() {
@@ -83,24 +95,38 @@ func parseValue(dec *jsontext.Decoder) (any, error) {
 			}
 			v = f
 		case '[':
-			stack = append(stack, parseFrame{})
+			stack = append(stack, parseFrame{start: len(elems)})
 			continue
 		case '{':
-			stack = append(stack, parseFrame{isObject: true})
+			stack = append(stack, parseFrame{start: len(mems), isObject: true})
 			continue
 		case ']':
-			f := &stack[len(stack)-1]
-			if f.arr == nil {
-				f.arr = []any{}
-			}
-			v = f.arr
-			*f = parseFrame{}
+			start := stack[len(stack)-1].start
 			stack = stack[:len(stack)-1]
+			arr := make([]any, len(elems)-start)
+			copy(arr, elems[start:])
+			clear(elems[start:])
+			elems = elems[:start]
+			v = arr
 		case '}':
-			f := &stack[len(stack)-1]
-			v = NewObject(f.members...)
-			*f = parseFrame{}
+			start := stack[len(stack)-1].start
+			var o *Object
+			if len(mems) > start {
+				o = NewObject(slices.Clone(mems[start:])...)
+			} else {
+				o = &Object{}
+			}
+			if name, dup := duplicateName(o); dup {
+				return nil, &wrappedError{
+					msg: fmt.Sprintf("jsonv: invalid JSON: duplicate member name %s in the object at %s",
+						quoteForMessage(name), formatPath(openPath(stack[:len(stack)-1], start))),
+					err: jsontext.ErrDuplicateName,
+				}
+			}
 			stack = stack[:len(stack)-1]
+			clear(mems[start:])
+			mems = mems[:start]
+			v = o
 		default:
 			return nil, fmt.Errorf("jsonv: invalid JSON at offset %d: unexpected token %v", dec.InputOffset(), tok)
 		}
@@ -109,12 +135,37 @@ func parseValue(dec *jsontext.Decoder) (any, error) {
 		}
 		f := &stack[len(stack)-1]
 		if f.isObject {
-			f.members = append(f.members, Member{Name: f.name, Value: v})
+			mems = append(mems, Member{Name: f.name, Value: v})
 			f.name, f.haveName = "", false
 		} else {
-			f.arr = append(f.arr, v)
+			elems = append(elems, v)
 		}
 	}
+}
+
+// openPath renders the path of the value being read inside the open containers in stack,
+// given how many array elements are pending in all: each open array contributes the index
+// of its next element (its pending elements end where the next open array's begin), each
+// open object the member name just read, if any.
+func openPath(stack []parseFrame, pendingElems int) []pathSeg {
+	segs := make([]pathSeg, 0, len(stack))
+	for i := range stack {
+		f := &stack[i]
+		switch {
+		case !f.isObject:
+			end := pendingElems
+			for _, g := range stack[i+1:] {
+				if !g.isObject {
+					end = g.start
+					break
+				}
+			}
+			segs = append(segs, indexSeg(end-f.start))
+		case f.haveName:
+			segs = append(segs, nameSeg(f.name))
+		}
+	}
+	return segs
 }
 
 // numberError explains why the number just read is not lossless JSON.
@@ -130,7 +181,7 @@ func numberError(dec *jsontext.Decoder, text string, f float64) error {
 }
 
 // parseError turns a tokenizer error into one that names the offset and the path.
-func parseError(err error, stack []parseFrame) error {
+func parseError(err error, stack []parseFrame, pendingElems int) error {
 	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("jsonv: invalid JSON: unexpected end of input: %w", io.ErrUnexpectedEOF)
 	}
@@ -138,29 +189,13 @@ func parseError(err error, stack []parseFrame) error {
 	if !errors.As(err, &serr) {
 		return fmt.Errorf("jsonv: invalid JSON: %w", err)
 	}
-	segs := make([]pathSeg, 0, len(stack))
-	for i := range stack {
-		f := &stack[i]
-		switch {
-		case !f.isObject:
-			segs = append(segs, indexSeg(len(f.arr)))
-		case f.haveName:
-			segs = append(segs, nameSeg(f.name))
-		}
-	}
 	what := "syntax error"
 	if serr.Err != nil {
 		what = serr.Err.Error()
 	}
-	if errors.Is(serr.Err, jsontext.ErrDuplicateName) {
-		return &wrappedError{
-			msg: fmt.Sprintf("jsonv: invalid JSON: duplicate member name %s in the object at %s",
-				quoteForMessage(serr.JSONPointer.LastToken()), formatPath(segs)),
-			err: serr,
-		}
-	}
 	return &wrappedError{
-		msg: fmt.Sprintf("jsonv: invalid JSON at offset %d (%s): %s", serr.ByteOffset, formatPath(segs), what),
+		msg: fmt.Sprintf("jsonv: invalid JSON at offset %d (%s): %s",
+			serr.ByteOffset, formatPath(openPath(stack, pendingElems)), what),
 		err: serr,
 	}
 }

@@ -175,6 +175,7 @@ func (s *snapshotter) convert(v any) (any, error) {
 		}
 		v = w.V
 	}
+	orig := v // returned as is for immutable scalars, which saves boxing them again
 	switch v := v.(type) {
 	case nil:
 		return nil, nil
@@ -184,9 +185,12 @@ func (s *snapshotter) convert(v any) (any, error) {
 		if !utf8.ValidString(v) {
 			return nil, fmt.Errorf("jsonv: string at %s is not valid UTF-8, which is not lossless JSON", s.path())
 		}
-		return v, nil
+		return orig, nil
 	case float64:
-		return v, checkFloat(v, s.path)
+		if err := checkFloat(v, s.path); err != nil {
+			return nil, err
+		}
+		return orig, nil
 	case float32:
 		f := float64(v)
 		return f, checkFloat(f, s.path)

@@ -1,0 +1,101 @@
+package jsonv_test
+
+import (
+	"fmt"
+
+	"github.com/dsh-go/dsh/jsonv"
+)
+
+func ExampleParse() {
+	v, err := jsonv.ParseString(`{"path":"/tmp/x","lines":[1,2],"force":true}`)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	args := v.(*jsonv.Object)
+	fmt.Println(args.Keys())
+	lines, _ := args.Get("lines")
+	fmt.Println(jsonv.KindOf(lines), lines)
+
+	_, err = jsonv.ParseString(`{"a":-0}`)
+	fmt.Println(err)
+	_, err = jsonv.ParseString(`{"a":1,"a":2}`)
+	fmt.Println(err)
+	// Output:
+	// [path lines force]
+	// array [1 2]
+	// jsonv: number -0 at offset 5 is negative zero, which is not lossless JSON
+	// jsonv: invalid JSON: duplicate member name "a" in the object at $
+}
+
+func ExampleMarshalIndent() {
+	v, _ := jsonv.ParseString(`{"z":1e21,"a":[0.1,{}],"s":"tab\there"}`)
+	out, _ := jsonv.MarshalIndent(v, "  ")
+	fmt.Println(string(out))
+	// Output:
+	// {
+	//   "z": 1e+21,
+	//   "a": [
+	//     0.1,
+	//     {}
+	//   ],
+	//   "s": "tab\there"
+	// }
+}
+
+func ExampleCanonical() {
+	v, _ := jsonv.ParseString(`{"b":[{"y":1,"x":2}],"a":null,"10":0,"9":0}`)
+	out, _ := jsonv.Canonical(v)
+	fmt.Println(string(out))
+	// Output:
+	// {"9":0,"10":0,"a":null,"b":[{"x":2,"y":1}]}
+}
+
+func ExampleSnapshot() {
+	input := map[string]any{"name": "x", "ids": []int{1, 2}}
+	snap, err := jsonv.Snapshot(input)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	input["ids"].([]int)[0] = 99 // the snapshot does not see later changes
+	out, _ := jsonv.Marshal(snap)
+	fmt.Println(string(out))
+
+	_, err = jsonv.Snapshot(map[string]any{"when": struct{}{}})
+	fmt.Println(err)
+	// Output:
+	// {"ids":[1,2],"name":"x"}
+	// jsonv: value of Go type struct {} at $.when is not lossless JSON
+}
+
+func ExampleDecode() {
+	v, _ := jsonv.ParseString(`{"path":"/tmp/x","limit":10}`)
+	var args struct {
+		Path  string `json:"path"`
+		Limit int    `json:"limit"`
+	}
+	if err := jsonv.Decode(v, &args); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%+v\n", args)
+	// Output:
+	// {Path:/tmp/x Limit:10}
+}
+
+func ExampleValue() {
+	type event struct {
+		Kind string      `json:"kind"`
+		Data jsonv.Value `json:"data"`
+	}
+	var e event
+	v, _ := jsonv.ParseString(`{"kind":"k","data":{"z":1,"a":2}}`)
+	if err := jsonv.Decode(v, &e); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(e.Data.V.(*jsonv.Object).Keys())
+	// Output:
+	// [z a]
+}
