@@ -123,10 +123,10 @@ func (t *Tools) editFile(ctx context.Context, call *tool.Call, target Target, ol
 	if guarded && !statVersion(fi).sameMeta(guard.v) {
 		return EditOutput{}, version{}, stale
 	}
-	if fi.Size() > editMaxBytes {
-		return EditOutput{}, version{}, fsError(CodeTooLarge, "cannot edit %q: %d bytes exceeds the %d-byte limit", display, fi.Size(), editMaxBytes)
+	if fi.Size() > t.editMax {
+		return EditOutput{}, version{}, fsError(CodeTooLarge, "cannot edit %q: %d bytes exceeds the %d-byte limit", display, fi.Size(), t.editMax)
 	}
-	data, sum, sawNUL, err := t.readAll(ctx, "edit", display, f, fi.Size(), editMaxBytes, true)
+	data, sum, sawNUL, err := t.readAll(ctx, "edit", display, f, fi.Size(), t.editMax, true)
 	if err != nil {
 		return EditOutput{}, version{}, err
 	}
@@ -137,7 +137,7 @@ func (t *Tools) editFile(ctx context.Context, call *tool.Call, target Target, ol
 	case sawNUL:
 		return EditOutput{}, version{}, fsError(CodeNotText, "cannot edit %q: binary file", display)
 	case data == nil:
-		return EditOutput{}, version{}, fsError(CodeTooLarge, "cannot edit %q: content exceeds the %d-byte limit", display, editMaxBytes)
+		return EditOutput{}, version{}, fsError(CodeTooLarge, "cannot edit %q: content exceeds the %d-byte limit", display, t.editMax)
 	case !utf8.Valid(data):
 		return EditOutput{}, version{}, fsError(CodeNotText, "cannot edit %q: invalid UTF-8 text", display)
 	}

@@ -15,7 +15,7 @@ import (
 )
 
 // chunkSize is the read size of streamed files.
-const chunkSize = 64 * 1024
+const chunkSize = 1 << 20
 
 // errAbsent reports that a target does not exist.
 var errAbsent = errors.New("absent")

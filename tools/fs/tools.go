@@ -20,6 +20,8 @@ type Tools struct {
 	obs   *observations // nil with Config.NoObservation
 	locks keyLocks
 	seed  maphash.Seed
+	// editMax bounds the files edit loads (editMaxBytes; lowered by tests).
+	editMax int64
 
 	read, write, edit *tool.Definition
 }
@@ -34,7 +36,7 @@ func New(cfg Config) (*Tools, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tools{cfg: cfg, ws: ws, seed: maphash.MakeSeed()}
+	t := &Tools{cfg: cfg, ws: ws, seed: maphash.MakeSeed(), editMax: editMaxBytes}
 	if !cfg.NoObservation {
 		t.obs = newObservations()
 	}
