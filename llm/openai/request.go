@@ -21,11 +21,18 @@ const noOutput = "(no output)"
 type wireRequest struct {
 	Model         string                  `json:"model"`
 	Messages      []wireMessage           `json:"messages"`
-	Tools         []goopenai.Tool         `json:"tools,omitempty"`
+	Tools         []wireTool              `json:"tools,omitempty"`
 	MaxTokens     int                     `json:"max_tokens,omitempty"`
 	Temperature   *float64                `json:"temperature,omitempty"`
 	Stream        bool                    `json:"stream"`
 	StreamOptions *goopenai.StreamOptions `json:"stream_options,omitempty"`
+}
+
+// wireTool is one tool of the request. (goopenai.Tool marshals through a map, which
+// escapes "<", ">" and "&" in descriptions and reorders members.)
+type wireTool struct {
+	Type     goopenai.ToolType            `json:"type"`
+	Function *goopenai.FunctionDefinition `json:"function"`
 }
 
 // wireMessage is one request message. Content is always present — an empty string on a
@@ -55,7 +62,7 @@ func (m *Model) requestBody(req llm.Request) ([]byte, error) {
 			return nil, &llm.Error{Code: llm.CodeInvalidRequest, Err: err,
 				Message: fmt.Sprintf("tool %q (tools[%d]): parameters cannot be sent: %v", t.Name, i, err)}
 		}
-		w.Tools = append(w.Tools, goopenai.Tool{
+		w.Tools = append(w.Tools, wireTool{
 			Type: goopenai.ToolTypeFunction,
 			Function: &goopenai.FunctionDefinition{
 				Name: t.Name, Description: t.Description, Parameters: params,

@@ -11,8 +11,12 @@ import (
 // that sends megabytes without a line break is broken, not verbose.
 const maxLine = 8 << 20
 
-// errUnterminatedLine reports that the byte stream ended in the middle of a line.
-var errUnterminatedLine = errors.New("the stream ended in the middle of a line")
+var (
+	// errUnterminatedLine reports that the byte stream ended in the middle of a line.
+	errUnterminatedLine = errors.New("the stream ended in the middle of a line")
+	// errTruncatedEvent reports that the byte stream ended inside an event.
+	errTruncatedEvent = errors.New("the stream ended in the middle of an event")
+)
 
 // sseReader decodes a server-sent-events byte stream (the WHATWG event-stream format) into
 // events. Lines end with LF, CRLF or a lone CR; a leading byte-order mark is skipped;
@@ -37,7 +41,7 @@ func newSSEReader(r io.Reader) *sseReader {
 
 // next returns the type ("" when the event named none) and data of the next event. The
 // returned slices are valid until the following call. It returns io.EOF when the stream
-// ends between events, io.ErrUnexpectedEOF when it ends inside one, bufio.ErrTooLong for
+// ends between events, errTruncatedEvent when it ends inside one, bufio.ErrTooLong for
 // an oversized line, and the underlying reader's error otherwise.
 func (s *sseReader) next() (event, data []byte, err error) {
 	s.event, s.data, s.hasData, s.pending = s.event[:0], s.data[:0], false, false
@@ -78,11 +82,11 @@ func (s *sseReader) next() (event, data []byte, err error) {
 	}
 	switch err := s.sc.Err(); {
 	case errors.Is(err, errUnterminatedLine):
-		return nil, nil, io.ErrUnexpectedEOF
+		return nil, nil, errTruncatedEvent
 	case err != nil:
 		return nil, nil, err
 	case s.pending:
-		return nil, nil, io.ErrUnexpectedEOF
+		return nil, nil, errTruncatedEvent
 	}
 	return nil, nil, io.EOF
 }

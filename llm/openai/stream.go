@@ -300,7 +300,7 @@ func (m *Model) consume(ctx, reqCtx context.Context, r io.Reader, yield func(llm
 				return streamed, st.end(m)
 			}
 			return streamed, droppedError(fmt.Sprintf("no [DONE] and no finish_reason after %d chunks", chunks), nil)
-		case err == io.ErrUnexpectedEOF:
+		case err == errTruncatedEvent:
 			return streamed, droppedError(fmt.Sprintf("it ended in the middle of an event after %d chunks", chunks), err)
 		case errors.Is(err, bufio.ErrTooLong):
 			return streamed, &llm.Error{Code: llm.CodeMalformedResponse, Err: err,
