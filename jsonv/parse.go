@@ -119,7 +119,7 @@ func parseValue(dec *jsontext.Decoder) (any, error) {
 			if name, dup := duplicateName(o); dup {
 				return nil, &wrappedError{
 					msg: fmt.Sprintf("jsonv: invalid JSON: duplicate member name %s in the object at %s",
-						quoteForMessage(name), formatPath(openPath(stack[:len(stack)-1], start))),
+						quoteForMessage(name), formatPath(openPath(stack[:len(stack)-1], len(elems)))),
 					err: jsontext.ErrDuplicateName,
 				}
 			}
