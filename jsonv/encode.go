@@ -14,6 +14,10 @@ import (
 // JSON.stringify(v): members in their order, numbers in ECMAScript form (1e+21, 1e-7,
 // 0.1, 100), strings escaped only where JSON requires it (no HTML escaping; U+2028 and
 // U+2029 stay raw). It returns an error, and no output, for anything Check rejects.
+//
+// One difference remains by design: a JavaScript object always lists array-index names
+// ("0", "42") first, in numeric order, so JSON.parse followed by JSON.stringify moves
+// them to the front, while a jsonv object keeps the order it was given.
 func Marshal(v any) ([]byte, error) {
 	e := encoder{}
 	return e.encode(nil, v)

@@ -11,9 +11,20 @@
 //	[]any      a JSON array whose elements are jsonv values
 //	*Object    a JSON object whose members keep their order
 //
+// A nil []any is an empty array and a nil *Object an empty object.
+//
 // Parse reads untrusted text strictly (duplicate names, invalid UTF-8, overflowing numbers
 // and -0 are rejected); Snapshot validates and deep-copies a Go value into this model so that
-// no stage can mutate another stage's view.
+// no stage can mutate another stage's view; Check validates without copying; Clone and Equal
+// copy and compare values already known to be valid.
+//
+// Marshal and MarshalIndent write exactly what JavaScript's JSON.stringify writes for the
+// same value, and Canonical writes the deep-key-sorted form the repeat-call reminder
+// compares. FromGo and Decode bridge to ordinary Go types through json v2; *Object and
+// Value can sit in struct fields encoded by json v2 or encoding/json.
+//
+// Every walk in this package is iterative: nesting depth costs heap, not call stack. Values are not
+// safe for concurrent mutation, but any number of goroutines may read one at once.
 package jsonv
 
 import (
