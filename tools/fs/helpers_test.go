@@ -129,3 +129,12 @@ func q(s string) string { return strconv.Quote(s) }
 
 // asToolError is errors.As for *tool.Error.
 func asToolError(err error, te **tool.Error) bool { return errors.As(err, te) }
+
+// asCoded returns the *tool.Error in err's chain, or nil.
+func asCoded(err error) *tool.Error {
+	var te *tool.Error
+	if errors.As(err, &te) {
+		return te
+	}
+	return nil
+}
