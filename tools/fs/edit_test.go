@@ -55,7 +55,7 @@ func TestEditErrors(t *testing.T) {
 	p := e.path("a.txt")
 	tests := []struct {
 		name, args, code, msg string
-		read               bool
+		read                  bool
 	}{
 		{"blank path", `{"file_path":"","old_string":"a","new_string":"b"}`, "", "file_path must be a non-empty string", false},
 		{"empty old", `{"file_path":"a.txt","old_string":"","new_string":"b"}`, "", "old_string must be a non-empty string", false},
@@ -254,7 +254,7 @@ func TestReplaceLiteral(t *testing.T) {
 		want, code        string
 	}{
 		{"abc", "b", "X", false, "aXc", ""},
-		{"aaa", "aa", "b", true, "ba", ""}, // non-overlapping, left to right
+		{"aaa", "aa", "b", true, "ba", ""},  // non-overlapping, left to right
 		{"aaa", "aa", "b", false, "ba", ""}, // one non-overlapping match
 		{"aaaa", "aa", "b", false, "", CodeAmbiguousEdit},
 		{"abc", "d", "X", true, "", CodeEditNotFound},

@@ -84,17 +84,17 @@ func TestReadResultCard(t *testing.T) {
 	good := durable(t, res)
 	meta := func(s string) any { v, _ := jsonv.ParseString(s); return v }
 	declines := map[string]card.ToolResult{
-		"error":         {Content: good.Content, IsError: true, Meta: good.Meta},
-		"no meta":       {Content: good.Content},
-		"two blocks":    {Content: append(content.Clone(good.Content), content.Text("x")), Meta: good.Meta},
-		"not envelope":  {Content: content.Texts("hello"), Meta: good.Meta},
-		"offset 0":      {Content: good.Content, Meta: meta(`{"path":"p","offset":0,"lines":[],"totalLines":0}`)},
-		"fractional":    {Content: good.Content, Meta: meta(`{"path":"p","offset":1.5,"lines":[],"totalLines":3}`)},
-		"line < offset": {Content: good.Content, Meta: meta(`{"path":"p","offset":2,"lines":[{"number":1,"text":"a"}],"totalLines":3}`)},
-		"line > total":  {Content: good.Content, Meta: meta(`{"path":"p","offset":1,"lines":[{"number":4,"text":"a"}],"totalLines":3}`)},
+		"error":          {Content: good.Content, IsError: true, Meta: good.Meta},
+		"no meta":        {Content: good.Content},
+		"two blocks":     {Content: append(content.Clone(good.Content), content.Text("x")), Meta: good.Meta},
+		"not envelope":   {Content: content.Texts("hello"), Meta: good.Meta},
+		"offset 0":       {Content: good.Content, Meta: meta(`{"path":"p","offset":0,"lines":[],"totalLines":0}`)},
+		"fractional":     {Content: good.Content, Meta: meta(`{"path":"p","offset":1.5,"lines":[],"totalLines":3}`)},
+		"line < offset":  {Content: good.Content, Meta: meta(`{"path":"p","offset":2,"lines":[{"number":1,"text":"a"}],"totalLines":3}`)},
+		"line > total":   {Content: good.Content, Meta: meta(`{"path":"p","offset":1,"lines":[{"number":4,"text":"a"}],"totalLines":3}`)},
 		"not increasing": {Content: good.Content, Meta: meta(`{"path":"p","offset":1,"lines":[{"number":2,"text":"a"},{"number":2,"text":"b"}],"totalLines":3}`)},
-		"bad lang":      {Content: good.Content, Meta: meta(`{"path":"p","offset":1,"lines":[],"totalLines":3,"lang":7}`)},
-		"meta array":    {Content: good.Content, Meta: []any{}},
+		"bad lang":       {Content: good.Content, Meta: meta(`{"path":"p","offset":1,"lines":[],"totalLines":3,"lang":7}`)},
+		"meta array":     {Content: good.Content, Meta: []any{}},
 	}
 	for name, r := range declines {
 		if got := presentResult(t, e, "read", args, r); got != nil {

@@ -213,15 +213,15 @@ func TestLineText(t *testing.T) {
 	}{
 		{"abcd", 4, "abcd"},
 		{"abcde", 4, "abcd" + sfx},
-		{"abcd\r", 4, "abcd"},        // a CR just past the limit is the line ending
-		{"abc\rdefg", 3, "abc"},      // the reference drops a CR at unit max+1 even mid-line
-		{"ab\r", 4, "ab"},            // CRLF ending
-		{"a\rb", 4, "a\rb"},          // lone CR inside
-		{"ééééé", 4, "éééé" + sfx},   // code units, not bytes
+		{"abcd\r", 4, "abcd"},      // a CR just past the limit is the line ending
+		{"abc\rdefg", 3, "abc"},    // the reference drops a CR at unit max+1 even mid-line
+		{"ab\r", 4, "ab"},          // CRLF ending
+		{"a\rb", 4, "a\rb"},        // lone CR inside
+		{"ééééé", 4, "éééé" + sfx}, // code units, not bytes
 		{"😀😀😀", 4, "😀😀" + sfx},     // a surrogate pair counts two units
-		{"a😀😀", 4, "a😀" + sfx},      // a pair straddling the cut is left out entirely
-		{"😀😀", 4, "😀😀"},             // exactly max units
-		{"a😀😀b", 4, "a😀" + sfx},     // pair at units 4-5 exceeds max+1
+		{"a😀😀", 4, "a😀" + sfx},     // a pair straddling the cut is left out entirely
+		{"😀😀", 4, "😀😀"},            // exactly max units
+		{"a😀😀b", 4, "a😀" + sfx},    // pair at units 4-5 exceeds max+1
 		{"", 4, ""},
 		{"\r", 1, ""},
 	}
