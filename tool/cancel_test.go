@@ -70,7 +70,10 @@ func TestCancelPreAborted(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(errors.New("already cancelled"))
 	var observedArgs string
-	reg.OnResult(func(_ context.Context, exec *tool.Execution, _ *tool.Result) error { observedArgs = exec.ArgsJSON(); return nil })
+	reg.OnResult(func(_ context.Context, exec *tool.Execution, _ *tool.Result) error {
+		observedArgs = exec.ArgsJSON()
+		return nil
+	})
 	wantJSON(t, execT(ctx, reg, nil), abortedBeforeJSON)
 	if p.get() != [5]int32{0, 0, 0, 0, 1} {
 		t.Errorf("phases = %v", p.get())
@@ -89,7 +92,9 @@ func TestCancelDuringPreExecute(t *testing.T) {
 		posts int32
 	}{
 		{"then allows", func(next func() (tool.PreDecision, error)) (tool.PreDecision, error) { return next() }, abortedBeforeJSON, 1},
-		{"then denies", func(func() (tool.PreDecision, error)) (tool.PreDecision, error) { return tool.Deny("policy denied the call"), nil },
+		{"then denies", func(func() (tool.PreDecision, error)) (tool.PreDecision, error) {
+			return tool.Deny("policy denied the call"), nil
+		},
 			`{"isError":true,"error":{"message":"policy denied the call"},"content":[{"type":"text","text":"Error: policy denied the call"}]}`, 1},
 		{"then fails", func(func() (tool.PreDecision, error)) (tool.PreDecision, error) {
 			return tool.PreDecision{}, errors.New("gate interrupted")

@@ -5,16 +5,24 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"testing"
 
 	"github.com/dsh-go/dsh/content"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/tool"
 )
 
+// TB is the part of testing.TB the helpers need; *rapid.T implements it too.
+type TB interface {
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	Fatal(args ...any)
+}
+
 // newReg returns a registry with cfg, failing the test on error.
-func newReg(tb testing.TB, cfgs ...tool.Config) *tool.Registry {
-	tb.Helper()
+func newReg(tb TB, cfgs ...tool.Config) *tool.Registry {
+	if h, ok := tb.(interface{ Helper() }); ok {
+		h.Helper()
+	}
 	var cfg tool.Config
 	if len(cfgs) > 0 {
 		cfg = cfgs[0]
@@ -28,13 +36,15 @@ func newReg(tb testing.TB, cfgs ...tool.Config) *tool.Registry {
 
 // js parses JSON text into a jsonv value, failing the test on error.
 // A nil tb panics on error instead (for table literals built outside a test).
-func js(tb testing.TB, text string) any {
+func js(tb TB, text string) any {
 	v, err := jsonv.ParseString(text)
 	if err != nil {
 		if tb == nil {
 			panic(err)
 		}
-		tb.Helper()
+		if h, ok := tb.(interface{ Helper() }); ok {
+			h.Helper()
+		}
 		tb.Fatalf("parse %s: %v", text, err)
 	}
 	return v
@@ -75,10 +85,12 @@ func bodyTool(name string, body func(ctx context.Context, call *tool.Call) (any,
 }
 
 // register registers def through s (the global scope when s is a *tool.Registry).
-func register(tb testing.TB, s interface {
+func register(tb TB, s interface {
 	Register(*tool.Definition) (func(), error)
 }, def *tool.Definition) func() {
-	tb.Helper()
+	if h, ok := tb.(interface{ Helper() }); ok {
+		h.Helper()
+	}
 	undo, err := s.Register(def)
 	if err != nil {
 		tb.Fatalf("register %s: %v", def.Name, err)
@@ -101,8 +113,10 @@ func firstText(res *tool.Result) string {
 }
 
 // resultJSON returns the result's wire JSON.
-func resultJSON(tb testing.TB, res *tool.Result) string {
-	tb.Helper()
+func resultJSON(tb TB, res *tool.Result) string {
+	if h, ok := tb.(interface{ Helper() }); ok {
+		h.Helper()
+	}
 	b, err := res.MarshalJSON()
 	if err != nil {
 		tb.Fatalf("marshal result: %v", err)
@@ -111,8 +125,10 @@ func resultJSON(tb testing.TB, res *tool.Result) string {
 }
 
 // wantJSON compares the result's wire JSON with want exactly.
-func wantJSON(tb testing.TB, res *tool.Result, want string) {
-	tb.Helper()
+func wantJSON(tb TB, res *tool.Result, want string) {
+	if h, ok := tb.(interface{ Helper() }); ok {
+		h.Helper()
+	}
 	if got := resultJSON(tb, res); got != want {
 		tb.Errorf("result\n got: %s\nwant: %s", got, want)
 	}
@@ -142,8 +158,10 @@ func plugins(res *tool.Result) []string {
 }
 
 // checkInvariants fails the test when res breaks a result invariant of SPEC §1.7.
-func checkInvariants(tb testing.TB, res *tool.Result) {
-	tb.Helper()
+func checkInvariants(tb TB, res *tool.Result) {
+	if h, ok := tb.(interface{ Helper() }); ok {
+		h.Helper()
+	}
 	if res == nil {
 		tb.Fatal("nil result")
 	}

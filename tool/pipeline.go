@@ -36,7 +36,7 @@ type Invocation struct {
 	stage     stage
 	result    *Result
 	invoked   atomic.Bool // the body was invoked
-	call      *Call // the body's view, once dispatched
+	call      *Call       // the body's view, once dispatched
 }
 
 // Execution returns the invocation's immutable execution.
@@ -391,8 +391,10 @@ func (inv *Invocation) success(e *entry, value any) (*Result, error) {
 	if vs := e.out.Validate(v, schema.RootValue); len(vs) > 0 {
 		return nil, outputError(def.Name, vs...)
 	}
+	// The projections get their own copies: what they do to them cannot reach the value,
+	// the arguments or another projection.
 	args := inv.exec.args
-	blocks, err := callRender(def.Output.Render, args, v)
+	blocks, err := callRender(def.Output.Render, jsonv.Clone(args), jsonv.Clone(v))
 	if err != nil {
 		return nil, outputError(def.Name, "output.render failed: "+ErrorMessage(err))
 	}
@@ -401,7 +403,7 @@ func (inv *Invocation) success(e *entry, value any) (*Result, error) {
 	}
 	res := &Result{Value: v, Content: content.Clone(blocks)}
 	if inv.exec.parent == nil && def.Output.PresentationMeta != nil {
-		meta, err := callRender(def.Output.PresentationMeta, args, v)
+		meta, err := callRender(def.Output.PresentationMeta, jsonv.Clone(args), jsonv.Clone(v))
 		if err != nil {
 			return nil, outputError(def.Name, "output.presentationMeta failed: "+ErrorMessage(err))
 		}

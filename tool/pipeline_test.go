@@ -684,7 +684,9 @@ func TestPreExecute(t *testing.T) {
 		}{
 			{"error", func() (tool.PreDecision, error) { return tool.PreDecision{}, errors.New("permission hook broke") },
 				`{"isError":true,"error":{"message":"permission hook broke"},"content":[{"type":"text","text":"Error: permission hook broke"}]}`},
-			{"coded", func() (tool.PreDecision, error) { return tool.PreDecision{}, tool.NewError("HarnessError", "DENIED", "denied") },
+			{"coded", func() (tool.PreDecision, error) {
+				return tool.PreDecision{}, tool.NewError("HarnessError", "DENIED", "denied")
+			},
 				`{"isError":true,"error":{"message":"denied","info":{"name":"HarnessError","code":"DENIED"}},"content":[{"type":"text","text":"Error: denied"}]}`},
 			{"panic", func() (tool.PreDecision, error) { panic("permission hook broke") },
 				`{"isError":true,"error":{"message":"permission hook broke"},"content":[{"type":"text","text":"Error: permission hook broke"}]}`},
@@ -787,7 +789,10 @@ func TestFinalizeContent(t *testing.T) {
 				args = js(t, `{"text":"hi"}`)
 			}
 			var observed string
-			reg.OnResult(func(_ context.Context, _ *tool.Execution, res *tool.Result) error { observed = firstText(res); return nil })
+			reg.OnResult(func(_ context.Context, _ *tool.Execution, res *tool.Result) error {
+				observed = firstText(res)
+				return nil
+			})
 			res := reg.Execute(ctx, tool.Input{CallID: "c", Name: "echo", Args: args})
 			checkInvariants(t, res)
 			if calls.get("fin") != 1 || !strings.HasPrefix(firstText(res), "finalized:") || observed != firstText(res) {
@@ -830,7 +835,10 @@ func TestFinalizeContent(t *testing.T) {
 			reg := newReg(t)
 			var calls counter
 			d := echoTool()
-			d.FinalizeContent = func(e *tool.Execution, r *tool.Result) ([]content.Block, error) { calls.inc("fin"); return tc.fin(e, r) }
+			d.FinalizeContent = func(e *tool.Execution, r *tool.Result) ([]content.Block, error) {
+				calls.inc("fin")
+				return tc.fin(e, r)
+			}
 			register(t, reg, d)
 			res := callEcho(reg, `{}`)
 			wantJSON(t, res, tc.want)
@@ -857,12 +865,16 @@ func TestFinalizeContent(t *testing.T) {
 	t.Run("captured when the call starts", func(t *testing.T) {
 		reg := newReg(t)
 		d := echoTool()
-		d.FinalizeContent = func(*tool.Execution, *tool.Result) ([]content.Block, error) { return content.Texts("bounded failure"), nil }
+		d.FinalizeContent = func(*tool.Execution, *tool.Result) ([]content.Block, error) {
+			return content.Texts("bounded failure"), nil
+		}
 		undo := register(t, reg, d)
 		reg.OnPreExecute(func(context.Context, *tool.Execution, func() (tool.PreDecision, error)) (tool.PreDecision, error) {
 			undo()
 			d2 := echoTool()
-			d2.FinalizeContent = func(*tool.Execution, *tool.Result) ([]content.Block, error) { return content.Texts("replacement finalizer"), nil }
+			d2.FinalizeContent = func(*tool.Execution, *tool.Result) ([]content.Block, error) {
+				return content.Texts("replacement finalizer"), nil
+			}
 			register(t, reg, d2)
 			return tool.PreDecision{}, tool.NewError("HarnessError", "POLICY_FAILED", "policy failed")
 		})

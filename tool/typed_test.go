@@ -262,7 +262,10 @@ func TestTypedBodyErrorsAndArgsCopy(t *testing.T) {
 		return v.Items, nil
 	})))
 	var seenArgs string
-	reg.OnResult(func(_ context.Context, exec *tool.Execution, _ *tool.Result) error { seenArgs = exec.ArgsJSON(); return nil })
+	reg.OnResult(func(_ context.Context, exec *tool.Execution, _ *tool.Result) error {
+		seenArgs = exec.ArgsJSON()
+		return nil
+	})
 	res := reg.Execute(context.Background(), tool.Input{CallID: "c", Name: "mut", Args: js(t, `{"items":["a"]}`)})
 	if res.IsError || seenArgs != `{"items":["a"]}` {
 		t.Errorf("result %s, args seen after the body %s", resultJSON(t, res), seenArgs)
