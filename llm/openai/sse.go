@@ -24,20 +24,24 @@ var (
 // of one event are joined with LF. An event is dispatched only by the blank line that ends
 // it, so a stream cut inside an event is reported as truncated rather than guessed at.
 type sseReader struct {
-	sc        *bufio.Scanner
-	firstLine bool
-	event     []byte
-	data      []byte
-	hasData   bool
-	pending   bool // a field of the current event was seen
+	br      *bufio.Reader
+	sc      *bufio.Scanner
+	started bool
+	event   []byte
+	data    []byte
+	hasData bool
+	pending bool // a field of the current event was seen
 }
 
 func newSSEReader(r io.Reader) *sseReader {
-	sc := bufio.NewScanner(r)
+	br := bufio.NewReader(r)
+	sc := bufio.NewScanner(br)
 	sc.Buffer(make([]byte, 0, 16<<10), maxLine)
 	sc.Split(splitLines)
-	return &sseReader{sc: sc, firstLine: true}
+	return &sseReader{br: br, sc: sc}
 }
+
+var byteOrderMark = []byte("\xEF\xBB\xBF")
 
 // next returns the type ("" when the event named none) and data of the next event. The
 // returned slices are valid until the following call. It returns io.EOF when the stream
@@ -45,12 +49,14 @@ func newSSEReader(r io.Reader) *sseReader {
 // an oversized line, and the underlying reader's error otherwise.
 func (s *sseReader) next() (event, data []byte, err error) {
 	s.event, s.data, s.hasData, s.pending = s.event[:0], s.data[:0], false, false
+	if !s.started {
+		s.started = true
+		if b, _ := s.br.Peek(len(byteOrderMark)); bytes.Equal(b, byteOrderMark) {
+			s.br.Discard(len(byteOrderMark))
+		}
+	}
 	for s.sc.Scan() {
 		line := s.sc.Bytes()
-		if s.firstLine {
-			s.firstLine = false
-			line = bytes.TrimPrefix(line, []byte("\xEF\xBB\xBF"))
-		}
 		if len(line) == 0 {
 			if s.hasData {
 				return s.event, s.data, nil
@@ -94,20 +100,22 @@ func (s *sseReader) next() (event, data []byte, err error) {
 // splitLines is a bufio.SplitFunc for SSE lines: it accepts LF, CRLF and lone CR endings
 // and reports a final line without an ending as errUnterminatedLine.
 func splitLines(data []byte, atEOF bool) (advance int, token []byte, err error) {
-	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
-		if data[i] == '\n' {
-			return i + 1, data[:i], nil
-		}
-		if i+1 < len(data) {
-			if data[i+1] == '\n' {
-				return i + 2, data[:i], nil
-			}
-			return i + 1, data[:i], nil
-		}
-		if atEOF {
-			return i + 1, data[:i], nil
+	lf := bytes.IndexByte(data, '\n')
+	end := lf
+	if lf < 0 {
+		end = len(data)
+	}
+	if cr := bytes.IndexByte(data[:end], '\r'); cr >= 0 {
+		switch {
+		case cr+1 < len(data) && data[cr+1] == '\n':
+			return cr + 2, data[:cr], nil
+		case cr+1 < len(data) || atEOF:
+			return cr + 1, data[:cr], nil
 		}
 		return 0, nil, nil // a CR at the end of the buffer may be the start of CRLF
+	}
+	if lf >= 0 {
+		return lf + 1, data[:lf], nil
 	}
 	if atEOF && len(data) > 0 {
 		return 0, nil, errUnterminatedLine
