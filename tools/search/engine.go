@@ -16,15 +16,17 @@ const (
 
 // grepEngine matches a regular expression line by line.
 //
-// Testing every line separately costs a regexp call per line, so a file is first searched
-// as a whole with the same expression in multi-line mode (pre), and only the lines where
-// pre finds a match are tested with the exact per-line expression (re). pre never misses a
-// line re matches: "^" and "$" match at line boundaries in multi-line mode, and a match
-// inside one line is a match of the whole buffer. The one exception is an expression using
-// \A or \z (or turning multi-line mode off), which are tested line by line.
+// Testing every line separately costs a regexp call per line, so a chunk of lines is first
+// searched as a whole by a prefilter (pre), and only the lines where pre finds a match are
+// tested with the exact expression (re). pre is re in multi-line mode ("^" and "$" match at
+// line boundaries) with every way of matching "\n" removed, so it matches within one line
+// only (which keeps the scan linear) and matches wherever re matches a whole line. An
+// expression that anchors at the start or end of the whole text (\A, \z, or multi-line mode
+// turned off) gets no prefilter: every line is tested.
 type grepEngine struct {
-	re  *regexp.Regexp
-	pre *regexp.Regexp // nil: test every line with re
+	re      *regexp.Regexp
+	pre     *regexp.Regexp // nil: test every line with re
+	maxLine int            // the read buffer's limit: a longer line is matched on its head
 }
 
 func compileGrep(pattern string) (*grepEngine, error) {
@@ -32,10 +34,10 @@ func compileGrep(pattern string) (*grepEngine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &grepEngine{re: re}
-	multi := "(?m)" + pattern
-	if tree, err := syntax.Parse(multi, syntax.Perl); err == nil && !usesTextAnchors(tree) {
-		if pre, err := regexp.Compile(multi); err == nil {
+	e := &grepEngine{re: re, maxLine: maxLineBuf}
+	tree, err := syntax.Parse("(?m)"+pattern, syntax.Perl)
+	if err == nil && !usesTextAnchors(tree) {
+		if pre, err := regexp.Compile(withoutNewlines(tree).String()); err == nil {
 			e.pre = pre
 		}
 	}
@@ -54,6 +56,44 @@ func usesTextAnchors(re *syntax.Regexp) bool {
 		}
 	}
 	return false
+}
+
+// withoutNewlines rewrites re in place so that it cannot match "\n": "." never matches it,
+// character classes lose it, and a literal containing it matches nothing.
+func withoutNewlines(re *syntax.Regexp) *syntax.Regexp {
+	switch re.Op {
+	case syntax.OpAnyChar:
+		re.Op = syntax.OpAnyCharNotNL
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			if r == '\n' {
+				return &syntax.Regexp{Op: syntax.OpNoMatch}
+			}
+		}
+	case syntax.OpCharClass:
+		var out []rune
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			lo, hi := re.Rune[i], re.Rune[i+1]
+			if lo <= '\n' && '\n' <= hi {
+				if lo < '\n' {
+					out = append(out, lo, '\n'-1)
+				}
+				if hi > '\n' {
+					out = append(out, '\n'+1, hi)
+				}
+				continue
+			}
+			out = append(out, lo, hi)
+		}
+		if len(out) == 0 {
+			return &syntax.Regexp{Op: syntax.OpNoMatch}
+		}
+		re.Rune = out
+	}
+	for i, s := range re.Sub {
+		re.Sub[i] = withoutNewlines(s)
+	}
+	return re
 }
 
 // scan calls emit with the 1-based number and the content (without "\n") of every
@@ -106,8 +146,8 @@ func (e *grepEngine) scan(r io.Reader, buf *[]byte, emit func(n int, line []byte
 			chunk = data
 		case last >= 0:
 			chunk = data[:last+1]
-		case len(b) < maxLineBuf:
-			nb := make([]byte, min(2*len(b), maxLineBuf))
+		case len(b) < e.maxLine:
+			nb := make([]byte, min(2*len(b), e.maxLine))
 			copy(nb, data)
 			b = nb
 			continue
