@@ -1,0 +1,156 @@
+package session
+
+import (
+	"context"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func benchStore(b *testing.B, opts Options) *FileLog {
+	b.Helper()
+	s, err := Open(b.TempDir(), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := s.Create(context.Background(), Header{ID: "bench", Cwd: "/bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return l
+}
+
+// BenchmarkAppendDurable measures durable appends: every op is one event written as its
+// own zstd frame and fsynced, the path every tool/call takes.
+func BenchmarkAppendDurable(b *testing.B) {
+	for _, c := range compressions {
+		b.Run(string(c), func(b *testing.B) {
+			l := benchStore(b, Options{Compression: c})
+			defer l.Close()
+			e := ToolCall{Turn: 1, Step: 2, CallID: "call_123", Name: "read", Arguments: `{"path":"src/main.go"}`}.Event()
+			b.ReportAllocs()
+			start := time.Now()
+			for b.Loop() {
+				if _, err := l.AppendDurable(e); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
+		})
+	}
+}
+
+// BenchmarkAppendLive measures live appends, which the writer goroutine coalesces into
+// one frame and one fsync per 200 ms.
+func BenchmarkAppendLive(b *testing.B) {
+	l := benchStore(b, Options{})
+	e := crashTurn(0)[8].e // a tool/code-dispatch with 200 bytes of content
+	b.ReportAllocs()
+	start := time.Now()
+	for b.Loop() {
+		if _, err := l.Append(e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
+}
+
+// BenchmarkAppendBatch measures a realistic step: a batch of events appended live and
+// made durable by one flush (one frame, one fsync).
+func BenchmarkAppendBatch(b *testing.B) {
+	for _, size := range []int{14, 140} {
+		b.Run(strconv.Itoa(size), func(b *testing.B) {
+			l := benchStore(b, Options{})
+			defer l.Close()
+			var evs []Event
+			for t := 0; len(evs) < size; t++ {
+				for _, st := range crashTurn(t) {
+					evs = append(evs, st.e)
+				}
+			}
+			evs = evs[:size]
+			b.ReportAllocs()
+			start := time.Now()
+			for b.Loop() {
+				for _, e := range evs {
+					if _, err := l.Append(e); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := l.Flush(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*size)/time.Since(start).Seconds(), "events/s")
+		})
+	}
+}
+
+// BenchmarkLoad10k loads a 10,000-event session. B/op is the garbage of one load;
+// retained-B is the heap one idle loaded session holds.
+func BenchmarkLoad10k(b *testing.B) {
+	s, err := Open(b.TempDir(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := s.Create(context.Background(), Header{ID: "big", Cwd: "/bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for t := 0; l.Len() < 10000; t++ {
+		for _, st := range crashTurn(t) {
+			if _, err := l.Append(st.e); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := l.Flush(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Load(ctx, "big"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	ld, err := s.Load(ctx, "big")
+	if err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.HeapAlloc)-float64(before.HeapAlloc), "retained-B")
+	b.ReportMetric(float64(len(ld.Events)), "events")
+	runtime.KeepAlive(ld)
+}
+
+// BenchmarkDeriveMessages10k rebuilds the model history of a 10,000-event log.
+func BenchmarkDeriveMessages10k(b *testing.B) {
+	m := NewMemory(nil)
+	for t := 0; m.Len() < 10000; t++ {
+		for _, st := range crashTurn(t) {
+			if _, err := m.Append(st.e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	evs := m.Events()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DeriveMessages(evs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
