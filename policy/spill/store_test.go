@@ -121,7 +121,8 @@ func TestHeadTail(t *testing.T) {
 		{"abcdef", 0, "", 6},
 		{"ééé", 3, "é", 4},  // head 2 bytes = é, tail 1 byte = a continuation: dropped
 		{"aéb", 2, "ab", 2}, // both cuts fall inside é
-		{"😀x😀", 8, "😀", 5},  // head 4 = 😀, tail 4 = 3 continuation bytes + nothing
+		{"😀x😀", 8, "😀😀", 1},
+		{"😀x😀", 6, "", 9}, // both halves cut inside a 4-byte character
 	}
 	for _, tt := range tests {
 		kept, omitted := spill.HeadTail(tt.text, tt.budget)
