@@ -7,8 +7,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/dsh-go/dsh/card"
 	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/tool"
 )
 
@@ -46,23 +46,31 @@ const editInputSchema = `{"type":"object","properties":{
 const editMaxBytes = 256 << 20
 
 func (t *Tools) newEdit() (*tool.Definition, error) {
-	return tool.New("edit",
+	def, err := tool.New("edit",
 		"Edit an existing UTF-8 text file in the workspace by replacing literal text.",
 		t.editBody,
 		tool.InputSchema(mustSchema(editInputSchema)),
 		tool.OutputSchema(mustSchema(editOutputSchema)),
-		tool.Render(func(in editArgs, out EditOutput) ([]content.Block, error) {
-			if in.ReplaceAll != nil && *in.ReplaceAll {
-				return content.Texts("The file " + out.Path + " has been updated. All occurrences were successfully replaced."), nil
-			}
-			return content.Texts("The file " + out.Path + " has been updated successfully."), nil
-		}),
-		tool.Meta(func(in editArgs, out EditOutput) (any, error) {
-			return diffMeta{Diffs: append([]card.FileDiff{}, hunkDiffs(in.FilePath, out.Before, out.After)...)}, nil
-		}),
 		tool.CallCard(editCallCard),
 		tool.ResultCard(editResultCard),
 	)
+	if err != nil {
+		return nil, err
+	}
+	// The value holds the whole file twice: render and meta read the validated value in
+	// place instead of decoding it into EditOutput.
+	def.Output.Render = func(args, value any) ([]content.Block, error) {
+		p := member0[string](value, "path")
+		if all, _ := member0[any](args, "replace_all").(bool); all {
+			return content.Texts("The file " + p + " has been updated. All occurrences were successfully replaced."), nil
+		}
+		return content.Texts("The file " + p + " has been updated successfully."), nil
+	}
+	def.Output.PresentationMeta = func(args, value any) (any, error) {
+		diffs := diffsValue(hunkDiffs(member0[string](args, "file_path"), member0[string](value, "before"), member0[string](value, "after")))
+		return jsonv.NewObject(jsonv.Member{Name: "diffs", Value: diffs}), nil
+	}
+	return def, nil
 }
 
 func (t *Tools) editBody(ctx context.Context, call *tool.Call, in editArgs) (EditOutput, error) {

@@ -127,9 +127,31 @@ func intMember(o *jsonv.Object, name string, least int) (int, bool) {
 	return int(f), true
 }
 
-// diffMeta is the presentation meta of write and edit: the applied hunks.
-type diffMeta struct {
-	Diffs []card.FileDiff `json:"diffs"`
+// member0 returns the member name of v, a jsonv object, when it has type T; the zero value
+// otherwise.
+func member0[T any](v any, name string) T {
+	var t T
+	if o, ok := v.(*jsonv.Object); ok {
+		t, _ = member[T](o, name)
+	}
+	return t
+}
+
+// diffsValue returns diffs as a jsonv array of {path, oldText, newText} objects.
+func diffsValue(diffs []card.FileDiff) []any {
+	out := make([]any, len(diffs))
+	for i, d := range diffs {
+		var old any
+		if d.OldText != nil {
+			old = *d.OldText
+		}
+		out[i] = jsonv.NewObject(
+			jsonv.Member{Name: "path", Value: d.Path},
+			jsonv.Member{Name: "oldText", Value: old},
+			jsonv.Member{Name: "newText", Value: d.NewText},
+		)
+	}
+	return out
 }
 
 // diffsFromMeta narrows persisted meta to a non-empty list of file diffs.

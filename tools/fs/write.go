@@ -7,8 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/dsh-go/dsh/card"
 	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/tool"
 )
 
@@ -42,28 +42,34 @@ const writeInputSchema = `{"type":"object","properties":{
 	"required":["file_path","content"]}`
 
 func (t *Tools) newWrite() (*tool.Definition, error) {
-	return tool.New("write",
+	def, err := tool.New("write",
 		"Create a UTF-8 text file in the workspace, or replace its entire content.",
 		t.writeBody,
 		tool.InputSchema(mustSchema(writeInputSchema)),
 		tool.OutputSchema(mustSchema(writeOutputSchema)),
-		tool.Render(func(_ writeArgs, out WriteOutput) ([]content.Block, error) {
-			verb := "Updated"
-			if out.Operation == "create" {
-				verb = "Created"
-			}
-			return content.Texts("<path>" + out.Path + "</path>\n<type>file</type>\n<content>\n" + verb + " file\n</content>"), nil
-		}),
-		tool.Meta(func(in writeArgs, out WriteOutput) (any, error) {
-			m := diffMeta{Diffs: []card.FileDiff{}}
-			if out.Before != nil {
-				m.Diffs = append(m.Diffs, hunkDiffs(in.FilePath, *out.Before, out.After)...)
-			}
-			return m, nil
-		}),
 		tool.CallCard(writeCallCard),
 		tool.ResultCard(writeResultCard),
 	)
+	if err != nil {
+		return nil, err
+	}
+	// The value holds whole files: render and meta read the validated value in place
+	// instead of decoding it into WriteOutput (which would copy both files twice more).
+	def.Output.Render = func(_, value any) ([]content.Block, error) {
+		verb := "Updated"
+		if member0[string](value, "operation") == "create" {
+			verb = "Created"
+		}
+		return content.Texts("<path>" + member0[string](value, "path") + "</path>\n<type>file</type>\n<content>\n" + verb + " file\n</content>"), nil
+	}
+	def.Output.PresentationMeta = func(args, value any) (any, error) {
+		diffs := []any{}
+		if before, ok := member0[any](value, "before").(string); ok {
+			diffs = diffsValue(hunkDiffs(member0[string](args, "file_path"), before, member0[string](value, "after")))
+		}
+		return jsonv.NewObject(jsonv.Member{Name: "diffs", Value: diffs}), nil
+	}
+	return def, nil
 }
 
 func (t *Tools) writeBody(ctx context.Context, call *tool.Call, in writeArgs) (WriteOutput, error) {
