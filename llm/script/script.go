@@ -45,6 +45,7 @@ import (
 	"io"
 	"iter"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -219,15 +220,56 @@ func parseLine(line []byte, n int) (Reply, error) {
 // describeJSONError turns a json decoding error into a sentence about the line.
 func describeJSONError(err error) error {
 	var se *json.SemanticError
-	if errors.As(err, &se) {
-		if se.JSONPointer != "" {
-			if se.Err != nil {
-				return fmt.Errorf("member %s: %v", se.JSONPointer, se.Err)
-			}
-			return fmt.Errorf("member %s: a JSON %s cannot be used here", se.JSONPointer, se.JSONKind)
-		}
+	if !errors.As(err, &se) {
+		return fmt.Errorf("invalid JSON: %v", err)
 	}
-	return fmt.Errorf("not a valid reply object: %v", err)
+	where := string(se.JSONPointer)
+	switch {
+	case errors.Is(se.Err, json.ErrUnknownName):
+		if parent := se.JSONPointer.Parent(); parent != "" {
+			return fmt.Errorf("unknown member %q in %s", se.JSONPointer.LastToken(), parent)
+		}
+		return fmt.Errorf("unknown member %q", se.JSONPointer.LastToken())
+	case where == "" && se.JSONKind != '{':
+		return fmt.Errorf("a reply must be a JSON object, not %s", kindName(se.JSONKind))
+	case se.GoType != nil && se.JSONKind != 0 && se.Err == nil:
+		return fmt.Errorf("%s must be %s, not %s", where, goTypeName(se.GoType), kindName(se.JSONKind))
+	case se.GoType != nil:
+		return fmt.Errorf("%s must be %s", where, goTypeName(se.GoType))
+	}
+	return fmt.Errorf("%s: %v", where, err)
+}
+
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	}
+	return "this value"
+}
+
+func goTypeName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "an integer"
+	case reflect.Slice:
+		return "an array"
+	case reflect.Struct:
+		return "an object"
+	}
+	return "a " + t.String()
 }
 
 // validate checks what the JSON shape cannot.
