@@ -1,0 +1,401 @@
+package rules
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/dsh-go/dsh/jsonv"
+	"github.com/dsh-go/dsh/policy/internal/wildcard"
+	"github.com/dsh-go/dsh/tool"
+)
+
+// Config holds the permission rules.
+type Config struct {
+	// Allow lists the patterns of pre-approved calls.
+	Allow []string `yaml:"allow"`
+	// Ask lists the patterns of calls that need approval.
+	Ask []string `yaml:"ask"`
+	// Deny lists the patterns of refused calls.
+	Deny []string `yaml:"deny"`
+	// Workspace is the directory relative path patterns and relative paths in arguments
+	// are resolved against; empty means the working directory when the rules are created.
+	Workspace string `yaml:"workspace"`
+}
+
+// Validate parses every pattern and reports the first error, naming the list and index.
+func (c Config) Validate() error {
+	_, err := c.compile()
+	return err
+}
+
+type compiled struct{ allow, ask, deny []Pattern }
+
+func (c Config) compile() (compiled, error) {
+	var out compiled
+	for _, l := range []struct {
+		name string
+		in   []string
+		out  *[]Pattern
+	}{{"deny", c.Deny, &out.deny}, {"ask", c.Ask, &out.ask}, {"allow", c.Allow, &out.allow}} {
+		for i, s := range l.in {
+			p, err := ParsePattern(s)
+			if err != nil {
+				return compiled{}, fmt.Errorf("%w (%s[%d])", err, l.name, i)
+			}
+			*l.out = append(*l.out, p)
+		}
+	}
+	return out, nil
+}
+
+// UnmarshalYAML decodes the rules, rejecting unknown keys (a misspelt "deny" must not
+// silently drop the rules under it).
+func (c *Config) UnmarshalYAML(node *yaml.Node) error {
+	if node.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(node.Content); i += 2 {
+			if k := node.Content[i].Value; !slices.Contains([]string{"allow", "ask", "deny", "workspace"}, k) {
+				return fmt.Errorf("rules: unknown config key %q (line %d)", k, node.Content[i].Line)
+			}
+		}
+	}
+	type plain Config
+	var p plain
+	if err := node.Decode(&p); err != nil {
+		return fmt.Errorf("rules: %w", err)
+	}
+	*c = Config(p)
+	return nil
+}
+
+// Kind is what a verdict decides.
+type Kind int
+
+// Verdicts, in increasing precedence after NoOpinion.
+const (
+	NoOpinion Kind = iota // no rule matches
+	Allowed               // an allow rule pre-approves the call
+	Asked                 // an ask rule wants approval
+	Denied                // a deny rule refuses the call
+)
+
+// String returns "none", "allow", "ask" or "deny".
+func (k Kind) String() string {
+	switch k {
+	case Allowed:
+		return "allow"
+	case Asked:
+		return "ask"
+	case Denied:
+		return "deny"
+	default:
+		return "none"
+	}
+}
+
+// Verdict is the rules' decision for one call.
+type Verdict struct {
+	Kind Kind
+	Rule string // the deciding pattern as written; "" for NoOpinion
+}
+
+// Reason returns the message the model reads for a deny or ask verdict ("" otherwise).
+func (v Verdict) Reason(name string) string {
+	switch v.Kind {
+	case Denied:
+		return fmt.Sprintf("tool %q is denied by permission rule %q", name, v.Rule)
+	case Asked:
+		return fmt.Sprintf("tool %q requires approval by permission rule %q", name, v.Rule)
+	default:
+		return ""
+	}
+}
+
+// Rules is a compiled rule set. It is immutable and safe for concurrent use.
+type Rules struct {
+	c         compiled
+	workspace string
+}
+
+// New validates cfg and compiles its rules.
+func New(cfg Config) (*Rules, error) {
+	c, err := cfg.compile()
+	if err != nil {
+		return nil, err
+	}
+	ws := cfg.Workspace
+	if ws == "" {
+		if ws, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("rules: no workspace given and the working directory is unknown: %w", err)
+		}
+	}
+	if ws, err = filepath.Abs(ws); err != nil {
+		return nil, fmt.Errorf("rules: workspace %q: %w", cfg.Workspace, err)
+	}
+	return &Rules{c: c, workspace: filepath.Clean(ws)}, nil
+}
+
+// Workspace returns the absolute directory relative paths are resolved against.
+func (r *Rules) Workspace() string { return r.workspace }
+
+// Install validates cfg and installs its rules on scope; see Rules.Install.
+func Install(scope *tool.Scope, cfg Config) (undo func(), err error) {
+	r, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return r.Install(scope)
+}
+
+// Install adds the rules to scope (the registry's global scope covers every call): a
+// pre-execute hook in front of the hooks already there, and a guard that enforces the deny
+// rules after every hook and approval. The returned function removes both.
+func (r *Rules) Install(scope *tool.Scope) (undo func(), err error) {
+	if scope == nil {
+		return nil, errors.New("rules: Install needs a scope (use reg.Global() for every call)")
+	}
+	removePre := scope.OnPreExecute(r.PreExecute, tool.Prepend())
+	removeGuard := scope.Guard(r.Guard)
+	return func() {
+		removeGuard()
+		removePre()
+	}, nil
+}
+
+// PreExecute is the rules' pre-execute hook: deny refuses the call at once; ask and allow
+// let the later hooks speak first, and a deny of theirs stands; allow turns their ask into
+// allow; with no matching rule the later hooks decide.
+func (r *Rules) PreExecute(_ context.Context, exec *tool.Execution, next func() (tool.PreDecision, error)) (tool.PreDecision, error) {
+	args, _ := exec.Args()
+	v := r.Evaluate(exec.Name(), args)
+	switch v.Kind {
+	case Denied:
+		return tool.Deny(v.Reason(exec.Name())), nil
+	case Asked, Allowed:
+		d, err := next()
+		if err != nil || d.Kind == tool.PreDeny {
+			return d, err
+		}
+		if v.Kind == Asked {
+			return tool.Ask(v.Reason(exec.Name())), nil
+		}
+		return tool.Allow(), nil
+	default:
+		return next()
+	}
+}
+
+// Guard is the rules' guard: it returns the deny reason when a deny rule matches the call.
+func (r *Rules) Guard(exec *tool.Execution) string {
+	args, _ := exec.Args()
+	if rule, ok := r.firstMatch(r.c.deny, exec.Name(), args); ok {
+		return Verdict{Kind: Denied, Rule: rule.raw}.Reason(exec.Name())
+	}
+	return ""
+}
+
+// Evaluate returns the rules' verdict for a call of the named tool with args (a jsonv
+// value).
+func (r *Rules) Evaluate(name string, args any) Verdict {
+	if p, ok := r.firstMatch(r.c.deny, name, args); ok {
+		return Verdict{Kind: Denied, Rule: p.raw}
+	}
+	if p, ok := r.firstMatch(r.c.ask, name, args); ok {
+		return Verdict{Kind: Asked, Rule: p.raw}
+	}
+	if p, ok := r.allowed(name, args); ok {
+		return Verdict{Kind: Allowed, Rule: p.raw}
+	}
+	return Verdict{}
+}
+
+// firstMatch returns the first pattern of list matching the call, for deny and ask lists: a
+// command pattern matches the whole command or any piece of it.
+func (r *Rules) firstMatch(list []Pattern, name string, args any) (*Pattern, bool) {
+	var (
+		arg    Argument
+		have   bool
+		whole  string
+		pieces []piece
+		pv     pathValue
+	)
+	for i := range list {
+		p := &list[i]
+		if !wildcard.Match(p.tool, name) {
+			continue
+		}
+		if !p.hasArg {
+			return p, true
+		}
+		if !have {
+			arg, have = PrimaryArgument(name, args), true
+			switch arg.Kind {
+			case KindCommand:
+				whole, pieces = normalizeSpace(arg.Value), splitCommand(arg.Value)
+			case KindPath:
+				pv = resolvePath(r.workspace, arg.Value)
+			}
+		}
+		switch arg.Kind {
+		case KindCommand:
+			if wildcard.Match(p.cmd, whole) {
+				return p, true
+			}
+			for _, pc := range pieces {
+				if wildcard.Match(p.cmd, pc.text) || wildcard.Match(p.cmd, pc.unquoted) {
+					return p, true
+				}
+			}
+		case KindPath:
+			if p.path.match(pv) {
+				return p, true
+			}
+		default:
+			if wildcard.Match(p.arg, arg.Value) {
+				return p, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// allowed returns the allow pattern that pre-approves the call, if any. For a command every
+// piece must be allowed (see the package documentation).
+func (r *Rules) allowed(name string, args any) (*Pattern, bool) {
+	var candidates []*Pattern
+	for i := range r.c.allow {
+		p := &r.c.allow[i]
+		if !wildcard.Match(p.tool, name) {
+			continue
+		}
+		if !p.hasArg {
+			return p, true
+		}
+		candidates = append(candidates, p)
+	}
+	if len(candidates) == 0 {
+		return nil, false
+	}
+	arg := PrimaryArgument(name, args)
+	switch arg.Kind {
+	case KindCommand:
+		whole := normalizeSpace(arg.Value)
+		for _, p := range candidates {
+			if !wildcard.HasWildcard(p.cmd) && p.cmd == whole {
+				return p, true
+			}
+		}
+		pieces := splitCommand(arg.Value)
+		if len(pieces) == 0 {
+			return nil, false
+		}
+		var first *Pattern
+		for _, pc := range pieces {
+			p := allowPiece(candidates, pc)
+			if p == nil {
+				return nil, false
+			}
+			if first == nil {
+				first = p
+			}
+		}
+		return first, true
+	case KindPath:
+		pv := resolvePath(r.workspace, arg.Value)
+		for _, p := range candidates {
+			if p.path.match(pv) {
+				return p, true
+			}
+		}
+	default:
+		for _, p := range candidates {
+			if wildcard.Match(p.arg, arg.Value) {
+				return p, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// allowPiece returns the first candidate allowing one piece of a command.
+func allowPiece(candidates []*Pattern, pc piece) *Pattern {
+	for _, p := range candidates {
+		if pc.redirect && !containsByte(p.cmd, '>') {
+			continue
+		}
+		if wildcard.Match(p.cmd, pc.text) || wildcard.Match(p.cmd, pc.unquoted) {
+			return p
+		}
+	}
+	return nil
+}
+
+func containsByte(s string, b byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == b {
+			return true
+		}
+	}
+	return false
+}
+
+// ArgumentKind says how an argument pattern is matched.
+type ArgumentKind int
+
+// Argument kinds.
+const (
+	KindText    ArgumentKind = iota // a text pattern
+	KindCommand                     // a command pattern
+	KindPath                        // a path pattern
+)
+
+// Argument is a call's primary argument: the value argument patterns are matched against.
+type Argument struct {
+	Name  string       // the argument's name ("command", "file_path", …), or "arguments" for the canonical JSON
+	Kind  ArgumentKind // how patterns match it
+	Value string
+}
+
+// primaries maps the built-in tools to their primary argument.
+var primaries = map[string]struct {
+	name     string
+	kind     ArgumentKind
+	optional bool // absent means the workspace root
+}{
+	"bash":               {"command", KindCommand, false},
+	"pwsh":               {"command", KindCommand, false},
+	"read":               {"file_path", KindPath, false},
+	"read_image":         {"file_path", KindPath, false},
+	"write":              {"file_path", KindPath, false},
+	"edit":               {"file_path", KindPath, false},
+	"str_replace_editor": {"path", KindPath, false},
+	"glob":               {"path", KindPath, true},
+	"grep":               {"path", KindPath, true},
+	"web_fetch":          {"url", KindText, false},
+}
+
+// PrimaryArgument returns the primary argument of a call of the named tool with args (see
+// the table in the package documentation).
+func PrimaryArgument(name string, args any) Argument {
+	if pr, ok := primaries[name]; ok {
+		if o, ok := args.(*jsonv.Object); ok {
+			v, present := o.Get(pr.name)
+			if s, isStr := v.(string); isStr {
+				return Argument{Name: pr.name, Kind: pr.kind, Value: s}
+			}
+			if (!present || v == nil) && pr.optional {
+				return Argument{Name: pr.name, Kind: pr.kind, Value: ""}
+			}
+		}
+	}
+	canon, err := jsonv.Canonical(args)
+	if err != nil {
+		canon = nil
+	}
+	return Argument{Name: "arguments", Kind: KindText, Value: string(canon)}
+}
