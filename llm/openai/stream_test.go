@@ -727,3 +727,27 @@ func TestConnectionRefusedIsRetriedThenReported(t *testing.T) {
 		t.Errorf("message = %q", e.Message)
 	}
 }
+
+func TestClientTimeoutAndHeaders(t *testing.T) {
+	srv := newFakeServer(t, step{hold: true}, simpleReply("ok"))
+	client := *srv.srv.Client() // a copy: the server's own client stays without a timeout
+	client.Timeout = 50 * time.Millisecond
+	m, waits := srv.model(t, Config{HTTPClient: &client})
+	_, err := llm.Generate(context.Background(), m, userAsks("hi"))
+	var e *llm.Error
+	if !errors.As(err, &e) || e.Code != llm.CodeTimeout || len(*waits) != 0 {
+		t.Fatalf("error = %v (waits %v), want TIMEOUT without retry", err, *waits)
+	}
+	if !strings.HasPrefix(e.Message, "the request to "+m.BaseURL()+" timed out: ") {
+		t.Errorf("message = %q", e.Message)
+	}
+
+	m2, _ := srv.model(t, Config{UserAgent: "dsh-test/1", Header: http.Header{"X-Gateway": {"a", "b"}}})
+	if _, err := llm.Generate(context.Background(), m2, userAsks("hi")); err != nil {
+		t.Fatal(err)
+	}
+	h := srv.requests()[1].header
+	if h.Get("User-Agent") != "dsh-test/1" || strings.Join(h.Values("X-Gateway"), ",") != "a,b" {
+		t.Errorf("headers = %v", h)
+	}
+}
