@@ -107,6 +107,8 @@ func missingKey(env string) error {
 		"%s is not set (export it, or pass --api-key-env NAME for another variable)", env)}
 }
 
+var _ llm.Model = (*Model)(nil)
+
 // Model is an llm.Model backed by an OpenAI-compatible chat-completions endpoint. It is
 // safe for concurrent use.
 type Model struct {

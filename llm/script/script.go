@@ -295,6 +295,8 @@ func validate(r Reply) error {
 	return nil
 }
 
+var _ llm.Model = (*Model)(nil)
+
 // Model replays scripted replies; see the package documentation. It is safe for
 // concurrent use: concurrent calls take replies in the order they start.
 type Model struct {
