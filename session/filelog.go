@@ -218,10 +218,33 @@ func (l *FileLog) Close() error {
 	close(l.done)
 	<-l.exited
 	err := l.flush(n)
+	if cerr := l.release(); cerr != nil && err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// abandon stops a log that failed to open without writing anything more; the caller
+// still owns (and closes) the file.
+func (l *FileLog) abandon() {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	close(l.done)
+	<-l.exited
+	l.writeMu.Lock()
+	l.f = nil
+	l.writeMu.Unlock()
+	_ = l.release()
+}
+
+// release closes the file and the encoder.
+func (l *FileLog) release() error {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
+	var err error
 	if l.f != nil {
-		if cerr := l.f.Close(); cerr != nil && err == nil {
+		if cerr := l.f.Close(); cerr != nil {
 			err = fmt.Errorf("session: close %q: %w", l.path, cerr)
 		}
 		l.f = nil
@@ -389,19 +412,6 @@ func mkdirDurable(dir string) error {
 		return err
 	}
 	return syncDir(parent)
-}
-
-// syncDir fsyncs a directory so entries created in it are durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 func encodingMismatch(path string, c Compression) error {

@@ -220,8 +220,7 @@ func (s *Store) resume(path, id string, f *os.File) (*FileLog, error) {
 		err = l.flush(n)
 	}
 	if err != nil {
-		l.f = nil // the caller closes f
-		_ = l.Close()
+		l.abandon() // Resume closes f
 		return nil, fmt.Errorf("session: record recovery events in %q: %w", path, err)
 	}
 	return l, nil
