@@ -129,7 +129,7 @@ func (c *collector) tailLocked() []byte {
 func (c *collector) result() Stream {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return Stream{Text: text(c.tailLocked(), c.dropped), Truncated: c.dropped, SpillPath: c.spillPath}
+	return Stream{Text: decodeText(c.tailLocked(), c.dropped), Truncated: c.dropped, SpillPath: c.spillPath}
 }
 
 // chunk is an incremental read of a stream.
@@ -158,7 +158,7 @@ func (c *collector) readFrom(from int64) chunk {
 		next -= int64(len(tail) - keep)
 		tail = tail[:keep]
 	}
-	return chunk{text: text(tail, lossy), next: next, lossy: lossy, spillPath: c.spillPath}
+	return chunk{text: decodeText(tail, lossy), next: next, lossy: lossy, spillPath: c.spillPath}
 }
 
 // completePrefix returns the length of b without a trailing incomplete UTF-8 sequence.
@@ -176,9 +176,9 @@ func completePrefix(b []byte) int {
 	return len(b)
 }
 
-// text converts captured bytes to JSON-safe text: a tail that starts inside a character
+// decodeText converts captured bytes to JSON-safe text: a tail that starts inside a character
 // loses the partial character, and invalid UTF-8 becomes U+FFFD.
-func text(b []byte, cut bool) string {
+func decodeText(b []byte, cut bool) string {
 	if cut {
 		for i := 0; i < utf8.UTFMax-1 && len(b) > 0 && !utf8.RuneStart(b[0]); i++ {
 			b = b[1:]

@@ -1,0 +1,197 @@
+package shell
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/dsh-go/dsh/jsonv"
+	"github.com/dsh-go/dsh/tool"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// testGrace keeps kill escalation short in tests.
+const testGrace = 100 * time.Millisecond
+
+// setup installs the shell tools for cfg (Root, SpillDir and Grace default to test values)
+// and returns the registry and the workspace. Jobs are closed at cleanup.
+func setup(t testing.TB, cfg Config) (*tool.Registry, *Tools) {
+	t.Helper()
+	if cfg.Root == "" {
+		cfg.Root = t.TempDir()
+	}
+	if cfg.SpillDir == "" {
+		cfg.SpillDir = t.TempDir()
+	}
+	if cfg.Grace == 0 {
+		cfg.Grace = testGrace
+	}
+	reg, err := tool.NewRegistry(tool.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := NewTools(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	undo, err := tools.Register(reg.Global())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(undo)
+	return reg, tools
+}
+
+func call(t testing.TB, reg *tool.Registry, name, args string) *tool.Result {
+	t.Helper()
+	return callCtx(context.Background(), reg, nil, name, args)
+}
+
+func callCtx(ctx context.Context, reg *tool.Registry, agent *tool.Scope, name, args string) *tool.Result {
+	return reg.Execute(ctx, tool.Input{CallID: "call-1", Name: name, Args: tool.ParseArguments(args), Agent: agent})
+}
+
+func text(t testing.TB, res *tool.Result) string {
+	t.Helper()
+	if len(res.Content) != 1 {
+		t.Fatalf("want one content block, got %+v", res.Content)
+	}
+	return res.Content[0].Text
+}
+
+func code(res *tool.Result) string {
+	if res.Error == nil || res.Error.Info == nil {
+		return ""
+	}
+	return res.Error.Info.Code
+}
+
+// foreground decodes the value of a successful foreground bash call.
+func foreground(t testing.TB, res *tool.Result) Foreground {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("bash failed: %s", text(t, res))
+	}
+	var o BashOutput
+	if err := jsonv.Decode(res.Value, &o); err != nil {
+		t.Fatal(err)
+	}
+	if o.Kind != "foreground" {
+		t.Fatalf("kind = %q", o.Kind)
+	}
+	return o.Foreground
+}
+
+// bashArgs builds bash arguments for command with extra members (a JSON fragment).
+func bashArgs(command string, extra string) string {
+	b, _ := jsonv.Marshal(command)
+	s := `{"command":` + string(b) + `,"description":"test command"`
+	if extra != "" {
+		s += "," + extra
+	}
+	return s + "}"
+}
+
+// waitFile waits for a file to hold a line and returns it.
+func waitFile(t testing.TB, p string) string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if data, err := os.ReadFile(p); err == nil && bytes.HasSuffix(data, []byte("\n")) {
+			return strings.TrimSpace(string(data))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s was never written", p)
+	return ""
+}
+
+// assertGroupGone checks the process table: no process of group pgid is alive. Zombies
+// do not count: this machine's init does not reap orphans, so a killed orphan stays a
+// zombie (holding no resources) although kill(-pgid, 0) still finds it.
+func assertGroupGone(t testing.TB, pgid int) {
+	t.Helper()
+	if pgid <= 1 {
+		t.Fatalf("bad process group %d", pgid)
+	}
+	if err := syscall.Kill(-pgid, 0); err == syscall.ESRCH {
+		return
+	}
+	live, ok := liveMembers(pgid)
+	if !ok {
+		t.Fatal("cannot read /proc")
+	}
+	if live {
+		t.Errorf("process group %d still has live processes:\n%s", pgid, psGroup(pgid))
+	}
+}
+
+// assertNoProcess checks that no live process has marker in its command line.
+func assertNoProcess(t testing.TB, marker string) {
+	t.Helper()
+	for _, pid := range processesWith(marker) {
+		t.Errorf("process %d (%q) is still alive", pid, marker)
+	}
+}
+
+func processesWith(marker string) []int {
+	var out []int
+	names, _ := filepath.Glob("/proc/[0-9]*")
+	for _, dir := range names {
+		cmdline, err := os.ReadFile(dir + "/cmdline")
+		if err != nil || !bytes.Contains(cmdline, []byte(marker)) {
+			continue
+		}
+		stat, err := os.ReadFile(dir + "/stat")
+		if err != nil {
+			continue
+		}
+		if state, _, ok := parseStat(stat); ok && state != 'Z' && state != 'X' {
+			pid, _ := strconv.Atoi(filepath.Base(dir))
+			if pid != os.Getpid() {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+func psGroup(pgid int) string {
+	var b strings.Builder
+	names, _ := filepath.Glob("/proc/[0-9]*")
+	for _, dir := range names {
+		stat, err := os.ReadFile(dir + "/stat")
+		if err != nil {
+			continue
+		}
+		if state, pg, ok := parseStat(stat); ok && pg == strconv.Itoa(pgid) {
+			cmdline, _ := os.ReadFile(dir + "/cmdline")
+			b.WriteString(filepath.Base(dir) + " " + string(state) + " " + strings.ReplaceAll(string(cmdline), "\x00", " ") + "\n")
+		}
+	}
+	return b.String()
+}
+
+// uniqueSleep returns a sleep duration unlikely to appear in any other command line, to
+// find the processes of one test in the process table.
+func uniqueSleep(t testing.TB) string {
+	return "30." + strconv.Itoa(os.Getpid()%1000) + strconv.Itoa(int(time.Now().UnixNano()%100000))
+}
+
+func atoi(t testing.TB, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		t.Fatalf("not a number: %q", s)
+	}
+	return n
+}
