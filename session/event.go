@@ -100,6 +100,7 @@ type DataError struct {
 	Err  error
 }
 
+// Error returns the fixed message naming the event type.
 func (e *DataError) Error() string {
 	return `session event "` + e.Type + `" carries non-JSON-serializable data`
 }

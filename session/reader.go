@@ -21,6 +21,7 @@ type CorruptError struct {
 	Err error
 }
 
+// Error describes the damage with the file and byte offset.
 func (e *CorruptError) Error() string {
 	if e.Path == "" {
 		return fmt.Sprintf("session: corrupt log at byte %d: %v", e.Offset, e.Err)
