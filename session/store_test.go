@@ -131,6 +131,14 @@ func TestStoreRoundTrip(t *testing.T) {
 			add(result(0, 0, "c2", call.Seq), false)
 			add(StepEnd{}.Event(), false)
 			add(TurnEnd{Reason: EndReason{Kind: EndCompleted}}.Event(), false)
+			// Invalid events are refused by a FileLog as by Memory, and not logged.
+			if _, err := l.AppendDurable(Event{Type: TypeTodoWrite, Data: func() {}}); err == nil ||
+				err.Error() != `session event "todo/write" carries non-JSON-serializable data` {
+				t.Errorf("AppendDurable of non-JSON data = %v", err)
+			}
+			if _, err := l.Append(Event{Type: "no/such"}); err == nil {
+				t.Error("Append of an unknown type succeeded")
+			}
 			if err := l.Close(); err != nil {
 				t.Fatal(err)
 			}
