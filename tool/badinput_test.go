@@ -215,7 +215,10 @@ func TestHostileCode(t *testing.T) {
 				tt.setup(reg)
 			}
 			var results counter
-			reg.OnResult(func(context.Context, *tool.Execution, *tool.Result) error { results.inc("r"); panic("listener panicked too") })
+			reg.OnResult(func(context.Context, *tool.Execution, *tool.Result) error {
+				results.inc("r")
+				panic("listener panicked too")
+			})
 			res := reg.Execute(context.Background(), tool.Input{CallID: "c", Name: "t", Args: &jsonv.Object{}, Agent: reg.NewScope("a", nil)})
 			checkInvariants(t, res)
 			if !res.IsError || res.Error.Message != tt.msg {

@@ -714,10 +714,18 @@ func (r *Registry) Schemas(scope *Scope) ([]Schema, error) {
 	r.mu.RLock()
 	v := r.viewLocked(scope)
 	r.mu.RUnlock()
-	out := make([]Schema, 0, len(v.names))
-	for _, n := range v.names {
+	return projectSchemas(v, v.names)
+}
+
+// projectSchemas projects the named entries of v onto detached model-visible schemas.
+func projectSchemas(v *view, names []string) ([]Schema, error) {
+	out := make([]Schema, 0, len(names))
+	for _, n := range names {
 		e := v.entries[n]
 		if e.paramsErr != nil {
+			if n == RunCodeName { // the transport has no flavour for the runner's language
+				return nil, e.paramsErr
+			}
 			return nil, fmt.Errorf("tool \"%s\" parameters must be lossless JSON before schema projection", n)
 		}
 		out = append(out, Schema{Name: e.def.Name, Description: e.def.Description, Parameters: jsonv.Clone(e.params)})

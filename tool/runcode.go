@@ -138,7 +138,7 @@ func (r *Registry) buildTransport(language string) (*entry, error) {
 			b := r.runner.Load()
 			if b == nil || b.runner == nil {
 				mode := r.ModeFor(call.agent)
-				return nil, fmt.Errorf("dsh-tools: mode %q requires a code runtime — install one (for example codemode with coderuntime/quickjs) or set tools mode to \"native\"", mode)
+				return nil, missingRuntime(mode)
 			}
 			return b.runner.RunCode(ctx, call, code.(string))
 		},
