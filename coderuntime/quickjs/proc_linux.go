@@ -1,0 +1,184 @@
+//go:build linux
+
+package quickjs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// stderrLimit bounds how much of a worker's standard error is kept.
+const stderrLimit = 64 << 10
+
+// osProcess is a worker subprocess.
+type osProcess struct {
+	in   *os.File // write end of the worker's stdin
+	out  *os.File // read end of the worker's stdout
+	pid  int
+	exit chan exitStatus
+
+	mu     sync.Mutex
+	waited bool // the process was reaped: its pid may be reused, never signal it again
+	killed bool
+}
+
+// startProcess starts argv as a worker: empty environment, working directory "/", its own
+// process group, SIGKILL when the thread that started it dies, stdin/stdout as the
+// protocol channel and standard error drained (the first 64 KiB go to stderr if set).
+func startProcess(argv []string, stderr io.Writer, onSpawn func(int)) (*osProcess, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	p := &osProcess{in: inW, out: outR, exit: make(chan exitStatus, 1)}
+	started := make(chan error, 1)
+
+	// Pdeathsig fires when the thread that forked the child exits, not the process, so the
+	// goroutine that starts the worker keeps its thread locked until the worker is reaped.
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = []string{}
+		cmd.Dir = "/"
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		err := cmd.Start()
+		inR.Close()
+		outW.Close()
+		errW.Close()
+		if err != nil {
+			errR.Close()
+			started <- err
+			return
+		}
+		p.pid = cmd.Process.Pid
+		started <- nil
+
+		drained := make(chan struct{})
+		go func() {
+			defer close(drained)
+			drainStderr(errR, stderr)
+		}()
+		werr := cmd.Wait()
+		<-drained
+		errR.Close()
+		p.mu.Lock()
+		p.waited = true
+		p.mu.Unlock()
+		p.exit <- statusOf(cmd.ProcessState, werr)
+	}()
+	if err := <-started; err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	if onSpawn != nil {
+		onSpawn(p.pid)
+	}
+	return p, nil
+}
+
+func statusOf(ps *os.ProcessState, err error) exitStatus {
+	if ps == nil {
+		if err == nil {
+			err = errors.New("no exit status")
+		}
+		return exitStatus{err: err}
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return exitStatus{signal: ws.Signal().String()}
+	}
+	return exitStatus{code: ps.ExitCode()}
+}
+
+// drainStderr copies up to stderrLimit bytes of r to w (if set) and discards the rest.
+func drainStderr(r io.Reader, w io.Writer) {
+	if w == nil {
+		w = io.Discard
+	}
+	io.Copy(w, io.LimitReader(r, stderrLimit))
+	io.Copy(io.Discard, r)
+}
+
+func (p *osProcess) stdin() io.WriteCloser     { return p.in }
+func (p *osProcess) stdout() io.ReadCloser     { return p.out }
+func (p *osProcess) exited() <-chan exitStatus { return p.exit }
+
+// kill sends SIGKILL to the worker's process group and closes its stdin.
+func (p *osProcess) kill() {
+	p.mu.Lock()
+	if !p.waited && !p.killed {
+		p.killed = true
+		syscall.Kill(-p.pid, syscall.SIGKILL)
+	}
+	p.mu.Unlock()
+	p.in.Close()
+}
+
+// cpuTime reads the worker's user plus system time from /proc/<pid>/stat.
+func (p *osProcess) cpuTime() (time.Duration, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.waited {
+		return 0, false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	return parseStatCPU(b)
+}
+
+// parseStatCPU extracts utime+stime from a /proc/<pid>/stat line. The kernel reports them
+// in USER_HZ ticks, which is 100 per second on Linux.
+func parseStatCPU(b []byte) (time.Duration, bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	fields := bytes.Fields(b[i+1:])
+	// fields[0] is the state (field 3); utime and stime are fields 14 and 15.
+	if len(fields) < 13 {
+		return 0, false
+	}
+	utime, err1 := strconv.ParseInt(string(fields[11]), 10, 64)
+	stime, err2 := strconv.ParseInt(string(fields[12]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(utime+stime) * (time.Second / 100), true
+}
+
+// setDataLimit lowers this process's RLIMIT_DATA to n bytes.
+func setDataLimit(n int64) error {
+	lim := syscall.Rlimit{Cur: uint64(n), Max: uint64(n)}
+	var cur syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_DATA, &cur); err == nil && cur.Max < lim.Max {
+		lim.Cur, lim.Max = min(lim.Cur, cur.Max), cur.Max
+	}
+	return syscall.Setrlimit(syscall.RLIMIT_DATA, &lim)
+}

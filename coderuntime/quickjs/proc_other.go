@@ -1,0 +1,16 @@
+//go:build !linux
+
+package quickjs
+
+import (
+	"errors"
+	"io"
+)
+
+// startProcess is unavailable: worker processes rely on Linux process controls (parent
+// death signal, RLIMIT_DATA, /proc accounting). Use Config.InProcess elsewhere.
+func startProcess(argv []string, stderr io.Writer, onSpawn func(int)) (process, error) {
+	return nil, errors.New("worker processes are only supported on Linux; use InProcess")
+}
+
+func setDataLimit(n int64) error { return errors.ErrUnsupported }

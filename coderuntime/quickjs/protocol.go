@@ -1,0 +1,223 @@
+package quickjs
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// The wire protocol between host and worker: one JSON object per line, both ways.
+//
+// host → worker
+//
+//	{"type":"start","program":…,"namespaces":[{"global":…,"names":[…],"errorClass":{…}}],"limits":{…}}
+//	{"type":"reply","id":N,"ok":true,"value":<json>}
+//	{"type":"reply","id":N,"ok":false,"message":"…"}
+//
+// worker → host
+//
+//	{"type":"log","text":"…"}
+//	{"type":"call","id":N,"global":"…","name":"…","args":<json>}
+//	{"type":"output-limit"}                  the worker's own ledger overflowed
+//	{"type":"budget"}                        the worker's busy time reached computeMs
+//	{"type":"done"}                          completed with undefined
+//	{"type":"done","value":<json>}           completed with a value
+//	{"type":"done","error":{"kind":…,"message":…}}   exception, invalid-output or output-limit
+//
+// The host treats every worker frame as hostile: it is size-bounded, decoded strictly,
+// rebuilt field by field, and dropped when malformed.
+
+// startFrame is the first host frame: everything the worker needs for one run.
+type startFrame struct {
+	Type       string      `json:"type"`
+	Program    string      `json:"program"`
+	Namespaces []wireNS    `json:"namespaces"`
+	Limits     startLimits `json:"limits"`
+}
+
+// wireNS is a binding namespace as the worker sees it: names only.
+type wireNS struct {
+	Global     string      `json:"global"`
+	Names      []string    `json:"names"`
+	ErrorClass *wireErrCls `json:"errorClass,omitempty"`
+}
+
+type wireErrCls struct {
+	Name               string `json:"name"`
+	MemberNameProperty string `json:"memberNameProperty"`
+}
+
+// startLimits are the budgets the worker enforces itself.
+type startLimits struct {
+	ComputeMs      float64 `json:"computeMs"`
+	MaxOutputBytes int64   `json:"maxOutputBytes"`
+	MaxHeapBytes   int64   `json:"maxHeapBytes"`
+	MaxFrameBytes  int64   `json:"maxFrameBytes"`
+	// DataLimitBytes is the RLIMIT_DATA the worker process sets on itself (0: none).
+	DataLimitBytes int64 `json:"dataLimitBytes"`
+}
+
+// hostFrame is a host → worker frame after the start frame (a reply).
+type hostFrame struct {
+	Type    string         `json:"type"`
+	ID      int64          `json:"id"`
+	OK      bool           `json:"ok"`
+	Value   jsontext.Value `json:"value,omitempty"`
+	Message string         `json:"message,omitempty"`
+}
+
+// workerFrame is a worker → host frame as decoded, before validation.
+type workerFrame struct {
+	Type   string         `json:"type"`
+	ID     jsontext.Value `json:"id"`
+	Global *string        `json:"global"`
+	Name   *string        `json:"name"`
+	Args   jsontext.Value `json:"args"`
+	Text   *string        `json:"text"`
+	Value  jsontext.Value `json:"value"`
+	Error  jsontext.Value `json:"error"`
+}
+
+// frameKind is the validated kind of a worker frame.
+type frameKind uint8
+
+const (
+	frameLog frameKind = iota + 1
+	frameCall
+	frameOutputLimit
+	frameBudget
+	frameDone
+	frameTooLarge // not a frame: the worker sent a line over the frame bound
+)
+
+// inbound is a validated worker frame.
+type inbound struct {
+	kind    frameKind
+	text    string         // log
+	id      int64          // call
+	global  string         // call
+	name    string         // call
+	args    jsontext.Value // call: raw JSON, validated later
+	value   jsontext.Value // done: raw JSON completion, nil when absent
+	errKind string         // done: failure kind, "" when none
+	errMsg  string         // done: failure message
+}
+
+// maxCallID bounds call ids to integers JavaScript represents exactly.
+const maxCallID = 1<<53 - 1
+
+// decodeWorkerFrame validates one worker line. It reports false for junk: anything that
+// is not a well-formed frame of a known type with correctly typed fields.
+func decodeWorkerFrame(line []byte) (inbound, bool) {
+	var f workerFrame
+	if err := json.Unmarshal(line, &f); err != nil {
+		return inbound{}, false
+	}
+	switch f.Type {
+	case "log":
+		if f.Text == nil {
+			return inbound{}, false
+		}
+		return inbound{kind: frameLog, text: *f.Text}, true
+	case "call":
+		id, ok := callID(f.ID)
+		if !ok || f.Global == nil || f.Name == nil {
+			return inbound{}, false
+		}
+		return inbound{kind: frameCall, id: id, global: *f.Global, name: *f.Name, args: f.Args}, true
+	case "output-limit":
+		return inbound{kind: frameOutputLimit}, true
+	case "budget":
+		return inbound{kind: frameBudget}, true
+	case "done":
+		if len(f.Error) == 0 {
+			return inbound{kind: frameDone, value: f.Value}, true
+		}
+		var e struct {
+			Kind    *string `json:"kind"`
+			Message *string `json:"message"`
+		}
+		if err := json.Unmarshal(f.Error, &e); err != nil || e.Kind == nil || e.Message == nil {
+			return inbound{}, false
+		}
+		switch *e.Kind {
+		case "exception", "invalid-output", "output-limit":
+		default:
+			return inbound{}, false
+		}
+		// A done frame carrying both a value and an error settles as the error.
+		return inbound{kind: frameDone, errKind: *e.Kind, errMsg: *e.Message}, true
+	}
+	return inbound{}, false
+}
+
+// callID accepts a JSON number that is a non-negative integer JavaScript holds exactly.
+func callID(raw jsontext.Value) (int64, bool) {
+	if raw.Kind() != '0' {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || f < 0 || f > maxCallID || f != math.Trunc(f) {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// errFrameTooLarge reports a line longer than the frame bound.
+var errFrameTooLarge = errors.New("frame too large")
+
+// frameReader reads newline-delimited frames of at most max bytes.
+type frameReader struct {
+	r   *bufio.Reader
+	max int
+	buf []byte
+}
+
+func newFrameReader(r io.Reader, max int) *frameReader {
+	return &frameReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// next returns the next frame without its newline. The slice is valid until the next call.
+// A final line without a newline is returned as a frame. It returns errFrameTooLarge for
+// an oversized line, after which the reader is unusable.
+func (fr *frameReader) next() ([]byte, error) {
+	fr.buf = fr.buf[:0]
+	for {
+		chunk, err := fr.r.ReadSlice('\n')
+		if len(fr.buf)+len(chunk) > fr.max+1 {
+			return nil, fmt.Errorf("%w: more than %d bytes", errFrameTooLarge, fr.max)
+		}
+		switch {
+		case err == nil:
+			if len(fr.buf) == 0 {
+				return chunk[:len(chunk)-1], nil
+			}
+			fr.buf = append(fr.buf, chunk[:len(chunk)-1]...)
+			return fr.buf, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			fr.buf = append(fr.buf, chunk...)
+		default:
+			fr.buf = append(fr.buf, chunk...)
+			if len(fr.buf) > 0 && err == io.EOF {
+				return bytes.TrimSpace(fr.buf), nil
+			}
+			return nil, err
+		}
+	}
+}
+
+// appendString appends s as a JSON string (invalid UTF-8 becomes U+FFFD).
+func appendString(b []byte, s string) []byte {
+	out, err := jsontext.AppendQuote(b, s)
+	if err != nil {
+		out, _ = jsontext.AppendQuote(b, string(bytes.ToValidUTF8([]byte(s), []byte("\uFFFD"))))
+	}
+	return out
+}

@@ -1,0 +1,261 @@
+// Package quickjs is the default Code Mode runtime: it runs a TypeScript program in
+// QuickJS (modernc.org/quickjs, pure Go) under the budgets of SPEC §6.9.
+//
+// Each Run type-strips the program on the host (package tsstrip; syntax errors and
+// non-erasable TypeScript fail the run as an exception without starting anything), then
+// starts a fresh worker: by default the current executable re-executed with the hidden
+// argument WorkerArg, with an empty environment, in its own process group, with a parent
+// death signal, and with its data segment limited (RLIMIT_DATA) to the heap budget plus a
+// margin. Host and worker exchange newline-delimited JSON frames over the worker's stdin
+// and stdout; the host treats the worker as hostile (frames are size-bounded and validated,
+// each call id is answered at most once, unknown binding names are refused, nothing is
+// accepted after completion) and kills the whole process group when the run settles.
+//
+// A program embedding this backend must route the hidden argument to WorkerMain:
+//
+//	func main() {
+//		if quickjs.IsWorker(os.Args[1:]) {
+//			os.Exit(quickjs.WorkerMain())
+//		}
+//		…
+//	}
+//
+// With Config.InProcess the same engine runs in a goroutine of the host process instead.
+// That mode is for trusted programs and tests: the compute budget still interrupts the
+// program and the QuickJS heap limit still applies, but there is no process containment —
+// no separate address space, no RLIMIT_DATA, no kill.
+//
+// Budgets: compute (busy time: time the worker spends running JavaScript, not time spent
+// awaiting bindings or timers), wall clock, output bytes (see coderuntime.Ledger) and heap.
+// The program body runs as a strict-mode async function whose parameters are the binding
+// globals, their error classes and console; setTimeout, setInterval, their clear functions
+// and queueMicrotask are provided. There is no module loader, no `process`, no filesystem
+// and no network.
+package quickjs
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/dsh-go/dsh/coderuntime"
+	"github.com/dsh-go/dsh/coderuntime/tsstrip"
+)
+
+// Defaults of the reference worker-thread backend.
+const (
+	DefaultComputeMs      = 60000
+	DefaultMaxWallMs      = 600000
+	DefaultMaxOutputBytes = 64 << 20
+	DefaultMaxHeapMB      = 512
+)
+
+// maxWallMs is the largest wall-clock ceiling accepted (the reference's setTimeout limit).
+const maxWallMs = 2147483647
+
+// Config configures a Runtime. Zero numeric fields take the defaults above.
+type Config struct {
+	// ComputeMs is the busy-time budget in milliseconds.
+	ComputeMs float64 `json:"computeMs"`
+	// MaxWallMs is the wall-clock ceiling in milliseconds; it never pauses.
+	MaxWallMs float64 `json:"maxWallMs"`
+	// MaxOutputBytes caps the JSON bytes of the logs plus the completion or failure message.
+	MaxOutputBytes int64 `json:"maxOutputBytes"`
+	// MaxHeapMB is the JavaScript heap limit in MiB (the reference's maxOldGenerationSizeMb).
+	MaxHeapMB float64 `json:"maxHeapMb"`
+	// WorkerCommand is the worker's argv. Empty means the current executable followed by
+	// WorkerArg; the command must end up calling WorkerMain.
+	WorkerCommand []string `json:"-"`
+	// InProcess runs programs in a goroutine of this process instead of a worker process,
+	// without process containment. Only for trusted programs and tests.
+	InProcess bool `json:"-"`
+	// Stderr, when set, receives the first 64 KiB of each worker's standard error.
+	Stderr io.Writer `json:"-"`
+}
+
+// Runtime runs TypeScript programs in QuickJS. It implements coderuntime.Runtime and is
+// safe for concurrent use.
+type Runtime struct {
+	cfg     Config
+	command []string
+
+	mu       sync.Mutex
+	disposed bool
+	closing  chan struct{}
+	runs     sync.WaitGroup
+
+	// onSpawn, when set (tests), is called with each worker's process id.
+	onSpawn func(pid int)
+}
+
+var _ coderuntime.Runtime = (*Runtime)(nil)
+
+// New validates cfg, fills in defaults and returns a Runtime. The error messages are those
+// of SPEC §6.9, e.g. "config.computeMs must be a positive number, got -1".
+func New(cfg Config) (*Runtime, error) {
+	if cfg.ComputeMs == 0 {
+		cfg.ComputeMs = DefaultComputeMs
+	}
+	if cfg.MaxWallMs == 0 {
+		cfg.MaxWallMs = DefaultMaxWallMs
+	}
+	if cfg.MaxOutputBytes == 0 {
+		cfg.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if cfg.MaxHeapMB == 0 {
+		cfg.MaxHeapMB = DefaultMaxHeapMB
+	}
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{{"computeMs", cfg.ComputeMs}, {"maxWallMs", cfg.MaxWallMs}, {"maxOutputBytes", float64(cfg.MaxOutputBytes)}, {"maxHeapMb", cfg.MaxHeapMB}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v <= 0 {
+			return nil, fmt.Errorf("config.%s must be a positive number, got %s", f.key, jsNumber(f.v))
+		}
+	}
+	if cfg.MaxOutputBytes < 4 || cfg.MaxOutputBytes > 1<<53-1 {
+		return nil, fmt.Errorf("config.maxOutputBytes must be a safe integer of at least 4, got %d", cfg.MaxOutputBytes)
+	}
+	if cfg.MaxWallMs > maxWallMs {
+		return nil, fmt.Errorf("config.maxWallMs must be at most %d (Node clamps a longer setTimeout delay to 1ms), got %s", maxWallMs, jsNumber(cfg.MaxWallMs))
+	}
+	if cfg.MaxHeapMB > 1<<20 {
+		return nil, fmt.Errorf("config.maxHeapMb must be at most %d, got %s", 1<<20, jsNumber(cfg.MaxHeapMB))
+	}
+	r := &Runtime{cfg: cfg, closing: make(chan struct{})}
+	if !cfg.InProcess {
+		r.command = cfg.WorkerCommand
+		if len(r.command) == 0 {
+			exe, err := os.Executable()
+			if err != nil {
+				return nil, fmt.Errorf("quickjs: locate the worker executable: %w", err)
+			}
+			r.command = []string{exe, WorkerArg}
+		}
+	}
+	return r, nil
+}
+
+// jsNumber formats v the way JavaScript's String(v) does for the values a config holds.
+func jsNumber(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "NaN"
+	case math.IsInf(v, 1):
+		return "Infinity"
+	case math.IsInf(v, -1):
+		return "-Infinity"
+	case v == 0:
+		return "0"
+	}
+	if a := math.Abs(v); a >= 1e-6 && a < 1e21 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	s := strconv.FormatFloat(v, 'e', -1, 64) // 1e+21, 1e-07
+	for i := 0; i+2 < len(s); i++ {
+		if s[i] == 'e' && s[i+2] == '0' && len(s) > i+3 {
+			s = s[:i+2] + s[i+3:]
+			break
+		}
+	}
+	return s
+}
+
+// Language reports "typescript".
+func (r *Runtime) Language() string { return "typescript" }
+
+// Isolation reports "process" for worker processes and "in-process" in InProcess mode.
+func (r *Runtime) Isolation() string {
+	if r.cfg.InProcess {
+		return "in-process"
+	}
+	return "process"
+}
+
+// Close aborts every in-flight run with "runtime disposed", waits until their workers and
+// binding calls have stopped, and makes later runs fail with coderuntime.ErrDisposed.
+// Close is idempotent.
+func (r *Runtime) Close() error {
+	r.mu.Lock()
+	if !r.disposed {
+		r.disposed = true
+		close(r.closing)
+	}
+	r.mu.Unlock()
+	r.runs.Wait()
+	return nil
+}
+
+// Run executes one program; see coderuntime.Runtime. It returns only after the worker has
+// exited and every binding call it started has returned (their context is cancelled when
+// the run settles).
+func (r *Runtime) Run(ctx context.Context, req coderuntime.Request) (coderuntime.Result, error) {
+	r.mu.Lock()
+	if r.disposed {
+		r.mu.Unlock()
+		return coderuntime.Result{}, coderuntime.ErrDisposed
+	}
+	r.runs.Add(1)
+	r.mu.Unlock()
+	defer r.runs.Done()
+
+	if err := coderuntime.ValidateBindings(req.Bindings); err != nil {
+		return coderuntime.Result{}, err
+	}
+	ledger := coderuntime.NewLedger(int(r.cfg.MaxOutputBytes))
+	if ctx.Err() != nil {
+		return normalize(ledger.Failure(nil, coderuntime.Failure{Kind: coderuntime.FailureAbort, Message: coderuntime.AbortMessage(ctx)})), nil
+	}
+	code, err := tsstrip.Strip(req.Program)
+	if err != nil {
+		return normalize(ledger.Failure(nil, coderuntime.Failure{Kind: coderuntime.FailureException, Message: err.Error()})), nil
+	}
+	s := newSession(r, ctx, req.Bindings, ledger)
+	return normalize(s.run(code)), nil
+}
+
+// normalize makes Logs non-nil so a result always renders its logs as an array.
+func normalize(res coderuntime.Result) coderuntime.Result {
+	if res.Logs == nil {
+		res.Logs = []string{}
+	}
+	return res
+}
+
+// frameLimit is the largest worker frame the host accepts: room for a completion or log
+// that uses the whole output budget, and at least 16 MiB for binding arguments.
+func (r *Runtime) frameLimit() int {
+	n := r.cfg.MaxOutputBytes + 1<<20
+	if n < 16<<20 {
+		n = 16 << 20
+	}
+	return int(n)
+}
+
+// limits are the budgets sent to the worker.
+func (r *Runtime) limits() startLimits {
+	heap := int64(r.cfg.MaxHeapMB * (1 << 20))
+	l := startLimits{
+		ComputeMs:      r.cfg.ComputeMs,
+		MaxOutputBytes: r.cfg.MaxOutputBytes,
+		MaxHeapBytes:   heap,
+		MaxFrameBytes:  int64(r.frameLimit()),
+	}
+	if !r.cfg.InProcess {
+		// The Go runtime, QuickJS's allocator overhead and the frame buffers need room
+		// beyond the JavaScript heap; a frame may be buffered twice.
+		l.DataLimitBytes = heap + 3*l.MaxFrameBytes + 256<<20
+	}
+	return l
+}
+
+// computeBackstop is the worker CPU time after which the host kills a worker that failed to
+// stop itself at its busy-time budget (for example inside a long native operation).
+func (r *Runtime) computeBackstop() time.Duration {
+	return 2*time.Duration(r.cfg.ComputeMs*float64(time.Millisecond)) + time.Second
+}

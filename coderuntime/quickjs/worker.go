@@ -1,0 +1,553 @@
+package quickjs
+
+import (
+	"bufio"
+	"container/heap"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dsh-go/dsh/coderuntime"
+	"github.com/go-json-experiment/json"
+	qjs "modernc.org/quickjs"
+)
+
+// WorkerArg is the hidden first command-line argument that makes the dsh binary (or a test
+// binary) run as a code worker instead of its normal main. See IsWorker and WorkerMain.
+const WorkerArg = "__dsh_quickjs_worker__"
+
+// IsWorker reports whether args (os.Args[1:]) ask the process to be a code worker. A
+// program that embeds this backend calls it first thing in main:
+//
+//	if quickjs.IsWorker(os.Args[1:]) {
+//		os.Exit(quickjs.WorkerMain())
+//	}
+func IsWorker(args []string) bool {
+	return len(args) > 0 && args[0] == WorkerArg
+}
+
+// WorkerMain runs one program as a worker process: it reads the start frame from standard
+// input, limits its own data segment (RLIMIT_DATA) to the heap budget plus a margin, runs
+// the program in a fresh QuickJS VM, streams frames to standard output and returns the
+// process exit status. It is only meant to be called when IsWorker is true.
+func WorkerMain() int {
+	return runWorker(os.Stdin, os.Stdout, true)
+}
+
+//go:embed worker.js
+var preludeJS string
+
+// maxStartFrame bounds the start frame a worker accepts (the program text and binding
+// names); the host is trusted, this only guards against a runaway peer.
+const maxStartFrame = 1 << 30
+
+// runWorker is the worker: it returns once the program settled (the done frame is
+// written), a budget stopped it, or the host closed the input. process says whether this
+// is a dedicated worker process (which may set process limits and need not wait for its
+// input reader).
+func runWorker(in io.Reader, out io.Writer, process bool) int {
+	fr := newFrameReader(in, maxStartFrame)
+	line, err := fr.next()
+	if err != nil {
+		return 3
+	}
+	var start startFrame
+	if err := json.Unmarshal(line, &start); err != nil || start.Type != "start" {
+		return 3
+	}
+	if process && start.Limits.DataLimitBytes > 0 {
+		// Best effort: a failure leaves the QuickJS memory limit as the only heap cap.
+		_ = setDataLimit(start.Limits.DataLimitBytes)
+	}
+
+	w := &worker{
+		limits:    start.Limits,
+		ledger:    coderuntime.NewLedger(int(start.Limits.MaxOutputBytes)),
+		remaining: time.Duration(start.Limits.ComputeMs * float64(time.Millisecond)),
+		out:       newFrameWriter(out),
+		timerIDs:  map[int64]uint64{},
+		inbox:     newInbox(),
+	}
+	w.out.start()
+	defer w.out.stop()
+
+	// The reader keeps reading so that a closed input interrupts even a busy program.
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		fr.max = int(start.Limits.MaxFrameBytes) + 1<<20
+		for {
+			line, err := fr.next()
+			if err != nil {
+				w.inbox.close()
+				w.interrupt()
+				return
+			}
+			var f hostFrame
+			if json.Unmarshal(line, &f) == nil && f.Type == "reply" {
+				w.inbox.put(f)
+			}
+		}
+	}()
+	code := w.run(start)
+	if !process {
+		// In-process, the host closes the input when it is done with this run.
+		<-readerDone
+	}
+	return code
+}
+
+// worker is the state of one run inside the worker. Only the goroutine running run uses
+// it, except interrupt, the inbox and the frame writer.
+type worker struct {
+	vm        *qjs.VM
+	vmMu      sync.Mutex // guards vm for interrupt from other goroutines
+	limits    startLimits
+	ledger    *coderuntime.Ledger
+	remaining time.Duration // compute budget left
+	out       *frameWriter
+	inbox     *inbox
+
+	nextID   int64
+	timers   timerHeap
+	timerIDs map[int64]uint64 // armed timer id → its current sequence number
+	timerSeq uint64
+
+	settleFn, fireFn qjs.Value
+	haveHandles      bool
+
+	done    bool // a done frame was produced
+	stopped bool // no more JavaScript runs: done, budget, output limit or closed input
+	closed  atomic.Bool
+}
+
+func (w *worker) interrupt() {
+	w.closed.Store(true)
+	w.vmMu.Lock()
+	if w.vm != nil {
+		w.vm.Interrupt()
+	}
+	w.vmMu.Unlock()
+}
+
+// run executes the program to completion and returns the exit status.
+func (w *worker) run(start startFrame) int {
+	vm, err := qjs.NewVM()
+	if err != nil {
+		return 4
+	}
+	w.vmMu.Lock()
+	w.vm = vm
+	w.vmMu.Unlock()
+	defer func() {
+		if w.haveHandles {
+			w.settleFn.Free()
+			w.fireFn.Free()
+		}
+		w.vmMu.Lock()
+		w.vm = nil
+		w.vmMu.Unlock()
+		vm.Close()
+	}()
+	if w.closed.Load() {
+		return 0
+	}
+	if start.Limits.MaxHeapBytes > 0 {
+		vm.SetMemoryLimit(uintptr(start.Limits.MaxHeapBytes))
+	}
+	if err := w.boot(start); err != nil {
+		fmt.Fprintln(os.Stderr, "quickjs worker:", err)
+		return 5
+	}
+	for !w.stopped {
+		w.enter(func() error {
+			_, err := vm.ExecutePendingJobs()
+			if err != nil && strings.HasPrefix(err.Error(), "quickjs: aborted draining") {
+				return nil // a self-feeding job queue: keep draining on the next turn
+			}
+			return err
+		})
+		if w.stopped {
+			break
+		}
+		w.out.flush()
+		if !w.wait() {
+			break
+		}
+	}
+	w.out.flush()
+	return 0
+}
+
+// boot registers the host functions, evaluates the prelude and starts the program.
+func (w *worker) boot(start startFrame) error {
+	vm := w.vm
+	for name, fn := range map[string]any{
+		"__dsh_log":   w.hostLog,
+		"__dsh_call":  w.hostCall,
+		"__dsh_done":  w.hostDone,
+		"__dsh_timer": w.hostTimer,
+		"__dsh_clear": w.hostClearTimer,
+	} {
+		if err := vm.RegisterFunc(name, fn, false); err != nil {
+			return fmt.Errorf("register %s: %w", name, err)
+		}
+	}
+	script := "(() => { const boot = " + preludeJS + "(__dsh_log, __dsh_call, __dsh_done, __dsh_timer, __dsh_clear);\n" +
+		"delete globalThis.__dsh_log; delete globalThis.__dsh_call; delete globalThis.__dsh_done;\n" +
+		"delete globalThis.__dsh_timer; delete globalThis.__dsh_clear; return boot; })()"
+	bootFn, err := vm.EvalValue(script, qjs.EvalGlobal)
+	if err != nil {
+		return fmt.Errorf("evaluate the prelude: %w", err)
+	}
+	defer bootFn.Free()
+	ns, err := json.Marshal(start.Namespaces)
+	if err != nil {
+		return err
+	}
+	var handle qjs.Value
+	var bootErr error
+	w.enter(func() error {
+		handle, bootErr = bootFn.CallValue(qjs.UndefinedValue, start.Program, string(ns))
+		return bootErr
+	})
+	if bootErr != nil {
+		return nil // enter reported it (budget, interrupt or exception)
+	}
+	defer handle.Free()
+	if w.stopped {
+		return nil
+	}
+	settleAtom, err := vm.NewAtom("settle")
+	if err != nil {
+		return err
+	}
+	fireAtom, err := vm.NewAtom("fire")
+	if err != nil {
+		return err
+	}
+	if w.settleFn, err = handle.GetPropertyValue(settleAtom); err != nil {
+		return err
+	}
+	if w.fireFn, err = handle.GetPropertyValue(fireAtom); err != nil {
+		w.settleFn.Free()
+		return err
+	}
+	w.haveHandles = true
+	return nil
+}
+
+// enter runs one top-level call into JavaScript under the compute budget: busy time is
+// the time spent inside such calls, never the time spent waiting for replies or timers.
+func (w *worker) enter(f func() error) {
+	if w.stopped {
+		return
+	}
+	if w.remaining <= 0 {
+		w.budget()
+		return
+	}
+	_ = w.vm.SetEvalTimeout(w.remaining)
+	began := time.Now()
+	err := f()
+	w.remaining -= time.Since(began)
+	switch {
+	case w.stopped:
+	case w.closed.Load():
+		w.stopped = true
+	case err != nil && isInterrupt(err):
+		w.budget()
+	case err != nil:
+		// A failure no promise took (for example out of memory in a job).
+		w.hostDone("exception", err.Error())
+	case w.remaining <= 0:
+		w.budget()
+	}
+}
+
+func isInterrupt(err error) bool {
+	var e *qjs.Error
+	return errors.As(err, &e) && e.Name == "InternalError" && e.Message == "interrupted"
+}
+
+// budget reports that the busy-time budget is spent and stops the run.
+func (w *worker) budget() {
+	w.stopped = true
+	w.out.write([]byte(`{"type":"budget"}`), true)
+}
+
+// wait blocks until a reply arrives or a timer is due, then runs it. It reports false
+// when the input closed.
+func (w *worker) wait() bool {
+	var timer *time.Timer
+	var due <-chan time.Time
+	if w.timers.Len() > 0 {
+		timer = time.NewTimer(time.Until(w.timers[0].at))
+		due = timer.C
+		defer timer.Stop()
+	}
+	select {
+	case <-w.inbox.ready:
+	case <-due:
+	}
+	if w.closed.Load() {
+		return false
+	}
+	for _, f := range w.inbox.take() {
+		if w.stopped {
+			return true
+		}
+		text := f.Message
+		if f.OK {
+			text = string(f.Value)
+		}
+		w.enter(func() error {
+			_, err := w.settleFn.Call(qjs.UndefinedValue, f.ID, f.OK, text)
+			return err
+		})
+	}
+	now := time.Now()
+	for w.timers.Len() > 0 && !w.timers[0].at.After(now) && !w.stopped {
+		t := heap.Pop(&w.timers).(timerEntry)
+		if w.timerIDs[t.id] != t.seq {
+			continue // cleared or re-armed
+		}
+		delete(w.timerIDs, t.id)
+		w.enter(func() error {
+			_, err := w.fireFn.Call(qjs.UndefinedValue, t.id)
+			return err
+		})
+	}
+	return true
+}
+
+// hostLog is console output: one log entry, charged to the worker's copy of the ledger.
+// When it does not fit, the fitting prefix is sent, then output-limit, and the run stops.
+func (w *worker) hostLog(text string) {
+	if w.stopped || w.done {
+		return
+	}
+	if w.ledger.Admit(text) {
+		w.out.write(appendString([]byte(`{"type":"log","text":`), text), false, '}')
+		return
+	}
+	if prefix := w.ledger.Fit(text); prefix != "" {
+		w.ledger.Admit(prefix)
+		w.out.write(appendString([]byte(`{"type":"log","text":`), prefix), false, '}')
+	}
+	w.out.write([]byte(`{"type":"output-limit"}`), true)
+	w.stopped = true
+	w.vm.Interrupt()
+}
+
+// hostCall sends one binding call and returns its id, or -1 when the frame would exceed
+// the frame bound.
+func (w *worker) hostCall(global, name, args string) int64 {
+	if w.stopped || w.done {
+		return -1
+	}
+	if len(args)+len(global)+len(name)+128 > int(w.limits.MaxFrameBytes) || strings.ContainsAny(args, "\n\r") {
+		return -1
+	}
+	w.nextID++
+	id := w.nextID
+	b := make([]byte, 0, len(args)+len(global)+len(name)+64)
+	b = append(b, `{"type":"call","id":`...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `,"global":`...)
+	b = appendString(b, global)
+	b = append(b, `,"name":`...)
+	b = appendString(b, name)
+	b = append(b, `,"args":`...)
+	b = append(b, args...)
+	w.out.write(b, true, '}')
+	return id
+}
+
+// hostDone records the program's completion. kind is "undefined", "value" (text is the
+// JSON), "invalid-output" or "exception" (text is the message). What does not fit the
+// remaining output budget becomes output-limit here, so an oversized stack is never sent.
+func (w *worker) hostDone(kind, text string) {
+	if w.stopped || w.done {
+		return
+	}
+	w.done, w.stopped = true, true
+	defer func() {
+		if w.vm != nil {
+			w.vm.Interrupt() // run nothing after completion
+		}
+	}()
+	limit := func() {
+		w.out.write(appendString([]byte(`{"type":"done","error":{"kind":"output-limit","message":`),
+			coderuntime.OutputLimitMessage(w.ledger.Max())), true, '}', '}')
+	}
+	failure := func(kind, message string) {
+		if _, ok := coderuntime.JSONStringBytesUpTo(message, w.ledger.Remaining()); !ok {
+			limit()
+			return
+		}
+		b := appendString([]byte(`{"type":"done","error":{"kind":`), kind)
+		b = append(b, `,"message":`...)
+		w.out.write(appendString(b, message), true, '}', '}')
+	}
+	switch kind {
+	case "undefined":
+		w.out.write([]byte(`{"type":"done"}`), true)
+	case "value":
+		if len(text) > w.ledger.Remaining() || strings.ContainsAny(text, "\n\r") {
+			limit()
+			return
+		}
+		b := make([]byte, 0, len(text)+32)
+		b = append(b, `{"type":"done","value":`...)
+		b = append(b, text...)
+		w.out.write(b, true, '}')
+	case "invalid-output":
+		failure("invalid-output", "program completion must be lossless JSON")
+	default:
+		failure("exception", text)
+	}
+}
+
+func (w *worker) hostTimer(id int64, ms float64) {
+	w.timerSeq++
+	w.timerIDs[id] = w.timerSeq
+	heap.Push(&w.timers, timerEntry{at: time.Now().Add(time.Duration(ms * float64(time.Millisecond))), id: id, seq: w.timerSeq})
+}
+
+func (w *worker) hostClearTimer(id int64) {
+	delete(w.timerIDs, id)
+}
+
+// timerEntry is one armed timer; seq tells a current entry from a cleared one.
+type timerEntry struct {
+	at  time.Time
+	id  int64
+	seq uint64
+}
+
+type timerHeap []timerEntry
+
+func (h timerHeap) Len() int { return len(h) }
+func (h timerHeap) Less(i, j int) bool {
+	return h[i].at.Before(h[j].at) || h[i].at.Equal(h[j].at) && h[i].seq < h[j].seq
+}
+func (h timerHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *timerHeap) Push(x any)   { *h = append(*h, x.(timerEntry)) }
+func (h *timerHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// inbox is an unbounded queue of host replies, so the input reader never blocks.
+type inbox struct {
+	mu     sync.Mutex
+	frames []hostFrame
+	ready  chan struct{} // has a token while frames is non-empty or the inbox is closed
+}
+
+func newInbox() *inbox { return &inbox{ready: make(chan struct{}, 1)} }
+
+func (ib *inbox) put(f hostFrame) {
+	ib.mu.Lock()
+	ib.frames = append(ib.frames, f)
+	ib.mu.Unlock()
+	select {
+	case ib.ready <- struct{}{}:
+	default:
+	}
+}
+
+func (ib *inbox) close() {
+	select {
+	case ib.ready <- struct{}{}:
+	default:
+	}
+}
+
+func (ib *inbox) take() []hostFrame {
+	ib.mu.Lock()
+	defer ib.mu.Unlock()
+	f := ib.frames
+	ib.frames = nil
+	return f
+}
+
+// frameWriter writes frames to the host. Frames are buffered and flushed at least every
+// flushEvery, so that console output streams even while the program computes, and at
+// once when flush is requested (calls, completion, limits).
+type frameWriter struct {
+	mu    sync.Mutex
+	w     *bufio.Writer
+	err   error
+	dirty bool
+	quit  chan struct{}
+	wg    sync.WaitGroup
+}
+
+const flushEvery = 5 * time.Millisecond
+
+func newFrameWriter(out io.Writer) *frameWriter {
+	return &frameWriter{w: bufio.NewWriterSize(out, 64<<10), quit: make(chan struct{})}
+}
+
+func (fw *frameWriter) start() {
+	fw.wg.Add(1)
+	go func() {
+		defer fw.wg.Done()
+		t := time.NewTicker(flushEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-fw.quit:
+				return
+			case <-t.C:
+				fw.flush()
+			}
+		}
+	}()
+}
+
+func (fw *frameWriter) stop() {
+	close(fw.quit)
+	fw.wg.Wait()
+	fw.flush()
+}
+
+// write writes frame followed by tail and a newline; flush forces it out now.
+func (fw *frameWriter) write(frame []byte, flush bool, tail ...byte) {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	if fw.err != nil {
+		return
+	}
+	fw.w.Write(frame)
+	fw.w.Write(tail)
+	if err := fw.w.WriteByte('\n'); err != nil {
+		fw.err = err
+		return
+	}
+	fw.dirty = true
+	if flush {
+		fw.err = fw.w.Flush()
+		fw.dirty = false
+	}
+}
+
+func (fw *frameWriter) flush() {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	if fw.err == nil && fw.dirty {
+		fw.err = fw.w.Flush()
+		fw.dirty = false
+	}
+}

@@ -1,0 +1,494 @@
+// The worker prelude: evaluated once per run in a fresh QuickJS VM before the program.
+// It receives the Go host functions, captures every intrinsic it relies on (so a program
+// that rewrites globals cannot break the bridge), and returns the boot function.
+//
+// Host functions (Go):
+//   hostLog(text)                    one console entry
+//   hostCall(global, name, argsJSON) → call id, or -1 when the arguments frame is too large
+//   hostDone(kind, text)             kind: "undefined" | "value" | "invalid-output" | "exception"
+//   hostTimer(id, ms)                arm timer id
+//   hostClearTimer(id)               disarm timer id
+(function (hostLog, hostCall, hostDone, hostTimer, hostClearTimer) {
+  'use strict';
+
+  const ObjectCreate = Object.create;
+  const ObjectDefineProperty = Object.defineProperty;
+  const ObjectGetPrototypeOf = Object.getPrototypeOf;
+  const ObjectGetOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+  const ObjectIs = Object.is;
+  const ObjectPrototype = Object.prototype;
+  const ObjectHasOwn = Object.hasOwn;
+  const ArrayPrototype = Array.prototype;
+  const ArrayIsArray = Array.isArray;
+  const ArrayJoin = Array.prototype.join;
+  const ReflectApply = Reflect.apply;
+  const ReflectOwnKeys = Reflect.ownKeys;
+  const PropertyIsEnumerable = Object.prototype.propertyIsEnumerable;
+  const NumberIsFinite = Number.isFinite;
+  const JSONStringify = JSON.stringify;
+  const JSONParse = JSON.parse;
+  const StringCtor = String;
+  const StringSlice = String.prototype.slice;
+  const StringSplit = String.prototype.split;
+  const StringIndexOf = String.prototype.indexOf;
+  const StringRepeat = String.prototype.repeat;
+  const StringCharCodeAt = String.prototype.charCodeAt;
+  const ErrorCtor = Error;
+  const ErrorPrototype = Error.prototype;
+  const ErrorToString = Error.prototype.toString;
+  const FunctionToString = Function.prototype.toString;
+  const PromiseCtor = Promise;
+  const PromiseThen = Promise.prototype.then;
+  const PromiseResolve = Promise.resolve.bind(Promise);
+  const PromiseReject = Promise.reject.bind(Promise);
+  const MapCtor = Map;
+  const MapGet = Map.prototype.get;
+  const MapSet = Map.prototype.set;
+  const MapHas = Map.prototype.has;
+  const MapDelete = Map.prototype.delete;
+  const MapPrototype = Map.prototype;
+  const MapEntries = Map.prototype.entries;
+  const MapSize = ObjectGetOwnPropertyDescriptor(Map.prototype, 'size').get;
+  const SetCtor = Set;
+  const SetAdd = Set.prototype.add;
+  const SetHas = Set.prototype.has;
+  const SetDelete = Set.prototype.delete;
+  const SetPrototype = Set.prototype;
+  const SetValues = Set.prototype.values;
+  const SetSize = ObjectGetOwnPropertyDescriptor(Set.prototype, 'size').get;
+  const IteratorNext = ObjectGetPrototypeOf(new Map().entries()).next;
+  const SetIteratorNext = ObjectGetPrototypeOf(new Set().values()).next;
+  const DatePrototype = Date.prototype;
+  const DateToISOString = Date.prototype.toISOString;
+  const RegExpPrototype = RegExp.prototype;
+  const RegExpToString = RegExp.prototype.toString;
+  const PromisePrototype = Promise.prototype;
+  const SymbolToString = Symbol.prototype.toString;
+  const AsyncFunction = ObjectGetPrototypeOf(async function () {}).constructor;
+
+  const call = (fn, self, ...args) => ReflectApply(fn, self, args);
+
+  // A descriptor with a null prototype, so a program that defines accessors on
+  // Object.prototype cannot inject "get"/"set" fields into it.
+  function define(target, key, value, enumerable) {
+    const d = ObjectCreate(null);
+    d.value = value;
+    d.writable = true;
+    d.enumerable = enumerable;
+    d.configurable = true;
+    ObjectDefineProperty(target, key, d);
+  }
+  function push(list, value) {
+    define(list, list.length, value, true);
+  }
+  function pop(list) {
+    const n = list.length;
+    if (n === 0) return undefined;
+    const v = list[n - 1];
+    const d = ObjectCreate(null);
+    d.value = n - 1;
+    ObjectDefineProperty(list, 'length', d);
+    return v;
+  }
+  function newList() {
+    return [];
+  }
+  function join(list, sep) {
+    return call(ArrayJoin, list, sep);
+  }
+
+  // encode returns the JSON text of a lossless JSON value, or undefined when the value
+  // is not lossless: non-finite numbers and -0, undefined, functions, symbols, bigints,
+  // sparse or decorated arrays, objects that are not plain or null-prototype, symbol or
+  // non-enumerable own keys, and cycles (shared references are fine). Each property is
+  // read exactly once; a throwing getter throws out of encode. The walk is iterative.
+  function encode(root) {
+    const out = newList();
+    const active = new SetCtor();
+    // Frames: [kind, source, keys, index]; kind 0 = array, 1 = object, 2 = leave marker.
+    const stack = newList();
+    // visit appends a scalar or opens a container; it returns false when not lossless.
+    function visit(v) {
+      if (v === null) { push(out, 'null'); return true; }
+      switch (typeof v) {
+        case 'boolean': push(out, v ? 'true' : 'false'); return true;
+        case 'string': push(out, JSONStringify(v)); return true;
+        case 'number':
+          if (!NumberIsFinite(v) || ObjectIs(v, -0)) return false;
+          push(out, JSONStringify(v));
+          return true;
+        case 'object': break;
+        default: return false;
+      }
+      if (call(SetHas, active, v)) return false;
+      const keys = ReflectOwnKeys(v);
+      if (ArrayIsArray(v)) {
+        if (ObjectGetPrototypeOf(v) !== ArrayPrototype) return false;
+        const n = v.length;
+        if (keys.length !== n + 1) return false;
+        for (let i = 0; i < n; i++) if (!ObjectHasOwn(v, i)) return false;
+        call(SetAdd, active, v);
+        push(out, '[');
+        push(stack, [0, v, null, 0]);
+        return true;
+      }
+      const proto = ObjectGetPrototypeOf(v);
+      if (proto !== ObjectPrototype && proto !== null) return false;
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i];
+        if (typeof k !== 'string' || !call(PropertyIsEnumerable, v, k)) return false;
+      }
+      call(SetAdd, active, v);
+      push(out, '{');
+      push(stack, [1, v, keys, 0]);
+      return true;
+    }
+    if (!visit(root)) return undefined;
+    while (stack.length > 0) {
+      const f = stack[stack.length - 1];
+      const source = f[1];
+      const n = f[0] === 0 ? source.length : f[2].length;
+      const i = f[3];
+      if (i === n) {
+        pop(stack);
+        call(SetDelete, active, source);
+        push(out, f[0] === 0 ? ']' : '}');
+        continue;
+      }
+      f[3] = i + 1;
+      if (i > 0) push(out, ',');
+      let v;
+      if (f[0] === 0) {
+        v = source[i];
+      } else {
+        const k = f[2][i];
+        push(out, JSONStringify(k));
+        push(out, ':');
+        v = source[k];
+      }
+      if (!visit(v)) return undefined;
+    }
+    return join(out, '');
+  }
+
+  function isError(v) {
+    for (let p = v; p !== null && (typeof p === 'object' || typeof p === 'function'); p = ObjectGetPrototypeOf(p)) {
+      if (p === ErrorPrototype) return true;
+    }
+    return false;
+  }
+
+  // stackOf renders an error like Node's err.stack: "Name: message" followed by the
+  // frames of the program (frames of this prelude are dropped).
+  function stackOf(e) {
+    let head;
+    try { head = call(ErrorToString, e); } catch { head = 'Error'; }
+    let stack;
+    try { stack = e.stack; } catch { stack = undefined; }
+    if (typeof stack !== 'string' || stack === '') return head;
+    const lines = call(StringSplit, stack, '\n');
+    const kept = newList();
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i];
+      if (line === '' || call(StringIndexOf, line, '<eval>') >= 0) continue;
+      push(kept, join(call(StringSplit, line, '<input>'), 'program'));
+    }
+    if (kept.length === 0) return head;
+    if (call(StringIndexOf, stack, head) === 0) return stack;
+    return head + '\n' + join(kept, '\n');
+  }
+
+  function renderThrown(e) {
+    try {
+      if (isError(e)) return stackOf(e);
+      return StringCtor(e);
+    } catch {
+      return 'program threw an unrenderable value';
+    }
+  }
+
+  // inspect renders a value for the console, after Node's util.inspect: depth 4, 100 array
+  // items, 10 000 characters per string, getters shown as [Getter] without being called.
+  const MAX_DEPTH = 4, MAX_ITEMS = 100, MAX_STRING = 10000, BREAK = 72;
+  function quote(s) {
+    let out = JSONStringify(s);
+    out = call(StringSlice, out, 1, out.length - 1);
+    out = join(call(StringSplit, out, '\\"'), '"');
+    out = join(call(StringSplit, out, "'"), "\\'");
+    return "'" + out + "'";
+  }
+  function isIdentifier(k) {
+    if (k.length === 0) return false;
+    for (let i = 0; i < k.length; i++) {
+      const c = call(StringCharCodeAt, k, i);
+      const letter = (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 36;
+      if (!letter && !(i > 0 && c >= 48 && c <= 57)) return false;
+    }
+    return true;
+  }
+  function keyText(k) {
+    if (typeof k === 'symbol') return '[' + call(SymbolToString, k) + ']';
+    if (isIdentifier(k)) return k;
+    return quote(k);
+  }
+  function spaces(n) {
+    return call(StringRepeat, ' ', n);
+  }
+  function functionText(f) {
+    let src = '';
+    try { src = call(FunctionToString, f); } catch {}
+    let name = '';
+    try { name = typeof f.name === 'string' ? f.name : ''; } catch {}
+    if (call(StringIndexOf, src, 'class') === 0) return name ? '[class ' + name + ']' : '[class (anonymous)]';
+    return name ? '[Function: ' + name + ']' : '[Function (anonymous)]';
+  }
+  function constructorName(v) {
+    for (let p = ObjectGetPrototypeOf(v); p !== null; p = ObjectGetPrototypeOf(p)) {
+      const d = ObjectGetOwnPropertyDescriptor(p, 'constructor');
+      if (d && ObjectHasOwn(d, 'value') && typeof d.value === 'function') {
+        const n = d.value.name;
+        if (typeof n === 'string' && n !== '') return n;
+      }
+    }
+    return null;
+  }
+  function wrap(prefix, open, entries, close, indent) {
+    if (entries.length === 0) return prefix + open + close;
+    let total = prefix.length;
+    let multiline = false;
+    for (let i = 0; i < entries.length; i++) {
+      total += entries[i].length + 2;
+      if (call(StringIndexOf, entries[i], '\n') >= 0) multiline = true;
+    }
+    if (!multiline && total + indent <= BREAK) return prefix + open + ' ' + join(entries, ', ') + ' ' + close;
+    const pad = spaces(indent + 2);
+    return prefix + open + '\n' + pad + join(entries, ',\n' + pad) + '\n' + spaces(indent) + close;
+  }
+  function inspect(v, depth, seen, indent) {
+    switch (typeof v) {
+      case 'string':
+        if (depth === 0) return v;
+        if (v.length > MAX_STRING) return quote(call(StringSlice, v, 0, MAX_STRING)) + '... ' + (v.length - MAX_STRING) + ' more characters';
+        return quote(v);
+      case 'number': return ObjectIs(v, -0) ? '-0' : StringCtor(v);
+      case 'bigint': return StringCtor(v) + 'n';
+      case 'boolean': return v ? 'true' : 'false';
+      case 'undefined': return 'undefined';
+      case 'symbol': return call(SymbolToString, v);
+      case 'function': return functionText(v);
+    }
+    if (v === null) return 'null';
+    if (call(SetHas, seen, v)) return '[Circular]';
+    if (isError(v)) return stackOf(v);
+    if (ObjectGetPrototypeOf(v) === DatePrototype) {
+      try { return call(DateToISOString, v); } catch { return 'Invalid Date'; }
+    }
+    if (ObjectGetPrototypeOf(v) === RegExpPrototype) return call(RegExpToString, v);
+    if (ObjectGetPrototypeOf(v) === PromisePrototype) return 'Promise {}';
+    const isArray = ArrayIsArray(v);
+    const name = constructorName(v);
+    if (depth > MAX_DEPTH) return isArray ? '[Array]' : '[' + (name || 'Object') + ']';
+    call(SetAdd, seen, v);
+    try {
+      const entries = newList();
+      let prefix = '';
+      let open = '{', close = '}';
+      if (isArray) {
+        open = '['; close = ']';
+        if (name !== 'Array') prefix = (name || '[Array: null prototype]') + '(' + v.length + ') ';
+        let holes = 0;
+        const n = v.length;
+        const shown = n < MAX_ITEMS ? n : MAX_ITEMS;
+        for (let i = 0; i < shown; i++) {
+          if (!ObjectHasOwn(v, i)) { holes++; continue; }
+          if (holes > 0) { push(entries, '<' + holes + ' empty item' + (holes > 1 ? 's' : '') + '>'); holes = 0; }
+          push(entries, property(v, i, depth, seen, indent));
+        }
+        if (holes > 0) push(entries, '<' + holes + ' empty item' + (holes > 1 ? 's' : '') + '>');
+        if (n > shown) push(entries, '... ' + (n - shown) + ' more item' + (n - shown > 1 ? 's' : ''));
+      } else if (ObjectGetPrototypeOf(v) === MapPrototype) {
+        prefix = 'Map(' + call(MapSize, v) + ') ';
+        const it = call(MapEntries, v);
+        for (let r = call(IteratorNext, it); !r.done; r = call(IteratorNext, it)) {
+          push(entries, inspect(r.value[0], depth + 1, seen, indent + 2) + ' => ' + inspect(r.value[1], depth + 1, seen, indent + 2));
+        }
+      } else if (ObjectGetPrototypeOf(v) === SetPrototype) {
+        prefix = 'Set(' + call(SetSize, v) + ') ';
+        const it = call(SetValues, v);
+        for (let r = call(SetIteratorNext, it); !r.done; r = call(SetIteratorNext, it)) {
+          push(entries, inspect(r.value, depth + 1, seen, indent + 2));
+        }
+      } else if (name === null) {
+        prefix = '[Object: null prototype] ';
+      } else if (name !== 'Object') {
+        prefix = name + ' ';
+      }
+      const keys = ReflectOwnKeys(v);
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i];
+        if (isArray && (k === 'length' || (typeof k === 'string' && StringCtor(+k) === k && +k >= 0))) continue;
+        if (!call(PropertyIsEnumerable, v, k)) continue;
+        push(entries, keyText(k) + ': ' + property(v, k, depth, seen, indent));
+      }
+      return wrap(prefix, open, entries, close, indent);
+    } finally {
+      call(SetDelete, seen, v);
+    }
+  }
+  function property(v, k, depth, seen, indent) {
+    const d = ObjectGetOwnPropertyDescriptor(v, k);
+    if (d === undefined) return 'undefined';
+    if (!ObjectHasOwn(d, 'value')) {
+      const get = d.get !== undefined, set = d.set !== undefined;
+      return get && set ? '[Getter/Setter]' : get ? '[Getter]' : '[Setter]';
+    }
+    return inspect(d.value, depth + 1, seen, indent + 2);
+  }
+  function render(args) {
+    const parts = newList();
+    for (let i = 0; i < args.length; i++) {
+      let text;
+      try { text = inspect(args[i], 0, new SetCtor(), 0); } catch (e) { text = '[uninspectable value]'; }
+      push(parts, text);
+    }
+    return join(parts, ' ');
+  }
+
+  return function boot(code, namespacesJSON) {
+    const namespaces = JSONParse(namespacesJSON);
+    const pending = new MapCtor();
+
+    function makeErrorClass(desc) {
+      const C = class extends ErrorCtor {
+        constructor(memberName, message) {
+          super(message);
+          define(this, 'name', desc.name, true);
+          define(this, desc.memberNameProperty, memberName, true);
+        }
+      };
+      ObjectDefineProperty(C, 'name', { __proto__: null, value: desc.name });
+      return C;
+    }
+    function failure(errorClass, name, message) {
+      return errorClass ? new errorClass(name, message) : new ErrorCtor(message);
+    }
+    function bindingFunction(global, name, errorClass) {
+      return function (args) {
+        let text;
+        try { text = encode(args); } catch { text = undefined; }
+        if (text === undefined) return PromiseReject(failure(errorClass, name, 'binding arguments must be lossless JSON'));
+        return new PromiseCtor((resolve, reject) => {
+          const id = hostCall(global, name, text);
+          if (id < 0) {
+            reject(failure(errorClass, name, 'binding arguments are too large to send'));
+            return;
+          }
+          call(MapSet, pending, id, [resolve, reject, errorClass, name]);
+        });
+      };
+    }
+
+    const params = newList();
+    const values = newList();
+    const classes = newList();
+    for (let i = 0; i < namespaces.length; i++) {
+      const ns = namespaces[i];
+      const errorClass = ns.errorClass ? makeErrorClass(ns.errorClass) : null;
+      const object = ObjectCreate(null);
+      for (let j = 0; j < ns.names.length; j++) {
+        define(object, ns.names[j], bindingFunction(ns.global, ns.names[j], errorClass), true);
+      }
+      push(params, ns.global);
+      push(values, object);
+      if (errorClass) push(classes, [ns.errorClass.name, errorClass]);
+    }
+    for (let i = 0; i < classes.length; i++) {
+      push(params, classes[i][0]);
+      push(values, classes[i][1]);
+    }
+    const consoleObject = ObjectCreate(null);
+    const levels = ['log', 'info', 'warn', 'error', 'debug'];
+    for (let i = 0; i < levels.length; i++) {
+      define(consoleObject, levels[i], function (...args) { hostLog(render(args)); }, true);
+    }
+    push(params, 'console');
+    push(values, consoleObject);
+
+    // Timers: setTimeout, setInterval and their clear functions, plus queueMicrotask.
+    const timers = new MapCtor();
+    let nextTimer = 1;
+    function arm(fn, ms, args, repeat) {
+      if (typeof fn !== 'function') throw new TypeError('the callback must be a function');
+      let delay = +ms;
+      if (!(delay >= 1 && delay <= 2147483647)) delay = 1;
+      const id = nextTimer++;
+      call(MapSet, timers, id, [fn, args, repeat ? delay : 0]);
+      hostTimer(id, delay);
+      return id;
+    }
+    function disarm(id) {
+      if (call(MapDelete, timers, id)) hostClearTimer(id);
+    }
+    globalThis.setTimeout = (fn, ms, ...args) => arm(fn, ms, args, false);
+    globalThis.setInterval = (fn, ms, ...args) => arm(fn, ms, args, true);
+    globalThis.clearTimeout = disarm;
+    globalThis.clearInterval = disarm;
+    globalThis.queueMicrotask = (fn) => {
+      if (typeof fn !== 'function') throw new TypeError('the callback must be a function');
+      call(PromiseThen, PromiseResolve(), () => { fn(); });
+    };
+
+    let fn;
+    try {
+      fn = new AsyncFunction(...params, "'use strict';\n" + code);
+    } catch (e) {
+      hostDone('exception', renderThrown(e));
+      return null;
+    }
+    let promise;
+    try {
+      promise = ReflectApply(fn, undefined, values);
+    } catch (e) {
+      hostDone('exception', renderThrown(e));
+      return null;
+    }
+    call(PromiseThen, promise,
+      (value) => {
+        if (value === undefined) { hostDone('undefined', ''); return; }
+        let text;
+        try { text = encode(value); } catch { text = undefined; }
+        if (text === undefined) hostDone('invalid-output', '');
+        else hostDone('value', text);
+      },
+      (e) => { hostDone('exception', renderThrown(e)); });
+
+    return {
+      __proto__: null,
+      // settle answers binding call id: ok with the value's JSON text, or the failure text.
+      settle(id, ok, text) {
+        const entry = call(MapGet, pending, id);
+        if (entry === undefined) return;
+        call(MapDelete, pending, id);
+        if (ok) {
+          let value;
+          try { value = JSONParse(text); } catch { entry[1](failure(entry[2], entry[3], 'binding resolution must be lossless JSON')); return; }
+          entry[0](value);
+        } else {
+          entry[1](failure(entry[2], entry[3], text));
+        }
+      },
+      // fire runs timer id; an uncaught throw ends the program like a thrown exception.
+      fire(id) {
+        const t = call(MapGet, timers, id);
+        if (t === undefined) return;
+        if (t[2] > 0) hostTimer(id, t[2]);
+        else call(MapDelete, timers, id);
+        try {
+          ReflectApply(t[0], undefined, t[1]);
+        } catch (e) {
+          hostDone('exception', renderThrown(e));
+        }
+      },
+    };
+  };
+})
