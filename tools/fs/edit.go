@@ -86,68 +86,67 @@ func (t *Tools) editBody(ctx context.Context, call *tool.Call, in editArgs) (Edi
 	if err != nil {
 		return EditOutput{}, err
 	}
-	out, v, err := t.editFile(ctx, call, target, in.OldString, in.NewString, in.ReplaceAll != nil && *in.ReplaceAll)
+	out, err := t.editFile(ctx, call, target, in.OldString, in.NewString, in.ReplaceAll != nil && *in.ReplaceAll)
 	if err != nil {
 		return EditOutput{}, remediate(err)
 	}
-	t.observe(call, target.Rel, observation{present: true, v: v})
 	return out, nil
 }
 
-// editFile performs one edit: the guard check, the read, the literal replacement and the
-// atomic write-back happen under the target's lock.
-func (t *Tools) editFile(ctx context.Context, call *tool.Call, target Target, oldS, newS string, all bool) (EditOutput, version, error) {
+// editFile performs one edit: the guard check, the read, the literal replacement, the
+// atomic write-back and the new observation happen under the target's lock.
+func (t *Tools) editFile(ctx context.Context, call *tool.Call, target Target, oldS, newS string, all bool) (EditOutput, error) {
 	display := target.Path
+	unlock := t.locks.lock(target.Rel)
+	defer unlock()
 	var guard observation
 	guarded := t.obs != nil
 	if guarded {
 		ob, seen := t.obs.get(call.Agent(), target.Rel)
 		switch {
 		case !seen:
-			return EditOutput{}, version{}, fsError(CodeNotObserved, "edit requires reading %q first", display)
+			return EditOutput{}, fsError(CodeNotObserved, "edit requires reading %q first", display)
 		case !ob.present:
-			return EditOutput{}, version{}, fsError(CodeNotFound, "cannot edit %q: not found", display)
+			return EditOutput{}, fsError(CodeNotFound, "cannot edit %q: not found", display)
 		}
 		guard = ob
 	}
-	unlock := t.locks.lock(target.Rel)
-	defer unlock()
 
 	stale := fsError(CodeStaleVersion, "cannot edit %q: file changed since it was read", display)
 	f, fi, err := t.openFile("edit", display, target.Rel)
 	if errors.Is(err, errAbsent) {
-		return EditOutput{}, version{}, stale
+		return EditOutput{}, stale
 	}
 	if err != nil {
-		return EditOutput{}, version{}, err
+		return EditOutput{}, err
 	}
 	defer f.Close()
 	if !fi.Mode().IsRegular() {
-		return EditOutput{}, version{}, fsError(CodeNotRegularFile, "cannot edit %q: not a regular file", display)
+		return EditOutput{}, fsError(CodeNotRegularFile, "cannot edit %q: not a regular file", display)
 	}
 	if _, _, nlink, _ := identityOf(fi); nlink > 1 {
-		return EditOutput{}, version{}, hardLinkDenied("edit", display, nlink, t.ws.dir)
+		return EditOutput{}, hardLinkDenied("edit", display, nlink, t.ws.dir)
 	}
 	if guarded && !statVersion(fi).sameMeta(guard.v) {
-		return EditOutput{}, version{}, stale
+		return EditOutput{}, stale
 	}
 	if fi.Size() > t.editMax {
-		return EditOutput{}, version{}, fsError(CodeTooLarge, "cannot edit %q: %d bytes exceeds the %d-byte limit", display, fi.Size(), t.editMax)
+		return EditOutput{}, fsError(CodeTooLarge, "cannot edit %q: %d bytes exceeds the %d-byte limit", display, fi.Size(), t.editMax)
 	}
 	data, sum, sawNUL, err := t.readAll(ctx, "edit", display, f, fi.Size(), t.editMax, true)
 	if err != nil {
-		return EditOutput{}, version{}, err
+		return EditOutput{}, err
 	}
 	if guarded && sum != guard.v.sum {
-		return EditOutput{}, version{}, stale
+		return EditOutput{}, stale
 	}
 	switch {
 	case sawNUL:
-		return EditOutput{}, version{}, fsError(CodeNotText, "cannot edit %q: binary file", display)
+		return EditOutput{}, fsError(CodeNotText, "cannot edit %q: binary file", display)
 	case data == nil:
-		return EditOutput{}, version{}, fsError(CodeTooLarge, "cannot edit %q: content exceeds the %d-byte limit", display, t.editMax)
+		return EditOutput{}, fsError(CodeTooLarge, "cannot edit %q: content exceeds the %d-byte limit", display, t.editMax)
 	case !utf8.Valid(data):
-		return EditOutput{}, version{}, fsError(CodeNotText, "cannot edit %q: invalid UTF-8 text", display)
+		return EditOutput{}, fsError(CodeNotText, "cannot edit %q: invalid UTF-8 text", display)
 	}
 	raw := trimBOM(data)
 	bom := len(raw) < len(data)
@@ -156,7 +155,7 @@ func (t *Tools) editFile(ctx context.Context, call *tool.Call, target Target, ol
 	before := normalizeEOL(text)
 	after, err := replaceLiteral(before, oldS, newS, all, display)
 	if err != nil {
-		return EditOutput{}, version{}, err
+		return EditOutput{}, err
 	}
 	stored := after
 	if crlf {
@@ -168,9 +167,10 @@ func (t *Tools) editFile(ctx context.Context, call *tool.Call, target Target, ol
 	}
 	newFI, err := t.writeAtomic(ctx, "edit", display, target.Rel, []byte(stored), fi.Mode().Perm(), true, false)
 	if err != nil {
-		return EditOutput{}, version{}, err
+		return EditOutput{}, err
 	}
-	return EditOutput{Path: display, Before: before, After: after}, t.versionAfter(newFI, []byte(stored)), nil
+	t.observe(call, target.Rel, observation{present: true, v: t.versionAfter(newFI, []byte(stored))})
+	return EditOutput{Path: display, Before: before, After: after}, nil
 }
 
 // replaceLiteral replaces oldS (CRLF normalized to LF, like the content) with newS in

@@ -138,3 +138,8 @@ func asCoded(err error) *tool.Error {
 	}
 	return nil
 }
+
+// toolInput builds a direct call input.
+func toolInput(id, name, args string) tool.Input {
+	return tool.Input{CallID: id, Name: name, Args: tool.ParseArguments(args)}
+}

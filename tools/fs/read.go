@@ -128,7 +128,11 @@ func (t *Tools) readBody(ctx context.Context, call *tool.Call, in readArgs) (Rea
 	}
 	if errors.Is(err, errOffset) {
 		// The message shows the offset as given, even beyond the clamped range.
-		return ReadOutput{}, fsError(CodeNotFound, "offset %s is out of range for %q (%d lines)", jsNumber(*in.Offset), target.Path, w.total)
+		offset := float64(spec.offset)
+		if in.Offset != nil {
+			offset = *in.Offset
+		}
+		return ReadOutput{}, fsError(CodeNotFound, "offset %s is out of range for %q (%d lines)", jsNumber(offset), target.Path, w.total)
 	}
 	if err != nil {
 		return ReadOutput{}, err

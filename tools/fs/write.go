@@ -80,48 +80,49 @@ func (t *Tools) writeBody(ctx context.Context, call *tool.Call, in writeArgs) (W
 	if err != nil {
 		return WriteOutput{}, err
 	}
-	out, v, err := t.writeFile(ctx, call, target, in.Content)
+	out, err := t.writeFile(ctx, call, target, in.Content)
 	if err != nil {
 		return WriteOutput{}, remediate(err)
 	}
-	t.observe(call, target.Rel, observation{present: true, v: v})
 	return out, nil
 }
 
-// writeFile performs one guarded write. Without the observation policy it is an
+// writeFile performs one guarded write and records it as an observation. Without the observation policy it is an
 // unconditional create-or-replace; with it, a file observed present must still be at the
 // observed version and any other file must not exist yet.
-func (t *Tools) writeFile(ctx context.Context, call *tool.Call, target Target, text string) (WriteOutput, version, error) {
+func (t *Tools) writeFile(ctx context.Context, call *tool.Call, target Target, text string) (WriteOutput, error) {
+	unlock := t.locks.lock(target.Rel)
+	defer unlock()
+	// The guard is read under the lock, so a write or edit that just finished (perhaps by
+	// the same agent) is not mistaken for a foreign change.
 	var guard observation
 	guarded := t.obs != nil
 	if guarded {
 		guard, _ = t.obs.get(call.Agent(), target.Rel)
 	}
-	unlock := t.locks.lock(target.Rel)
-	defer unlock()
 
 	display := target.Path
 	f, fi, err := t.openFile("write", display, target.Rel)
 	exists := err == nil
 	if err != nil && !errors.Is(err, errAbsent) {
-		return WriteOutput{}, version{}, err
+		return WriteOutput{}, err
 	}
 	if exists {
 		defer f.Close()
 		if !fi.Mode().IsRegular() {
-			return WriteOutput{}, version{}, fsError(CodeNotRegularFile, "cannot write %q: not a regular file", display)
+			return WriteOutput{}, fsError(CodeNotRegularFile, "cannot write %q: not a regular file", display)
 		}
 		if _, _, nlink, _ := identityOf(fi); nlink > 1 {
-			return WriteOutput{}, version{}, hardLinkDenied("write", display, nlink, t.ws.dir)
+			return WriteOutput{}, hardLinkDenied("write", display, nlink, t.ws.dir)
 		}
 	}
 	switch {
 	case guarded && guard.present && !exists:
-		return WriteOutput{}, version{}, fsError(CodeStaleVersion, "cannot write %q: file no longer exists", display)
+		return WriteOutput{}, fsError(CodeStaleVersion, "cannot write %q: file no longer exists", display)
 	case guarded && guard.present && !statVersion(fi).sameMeta(guard.v):
-		return WriteOutput{}, version{}, fsError(CodeStaleVersion, "cannot write %q: file changed since it was read", display)
+		return WriteOutput{}, fsError(CodeStaleVersion, "cannot write %q: file changed since it was read", display)
 	case guarded && !guard.present && exists:
-		return WriteOutput{}, version{}, fsError(CodeNotObserved, "cannot overwrite existing %q without reading it first", display)
+		return WriteOutput{}, fsError(CodeNotObserved, "cannot overwrite existing %q without reading it first", display)
 	}
 
 	var before *string
@@ -133,10 +134,10 @@ func (t *Tools) writeFile(ctx context.Context, call *tool.Call, target Target, t
 		}
 		data, sum, _, err := t.readAll(ctx, "write", display, f, fi.Size(), keep, true)
 		if err != nil {
-			return WriteOutput{}, version{}, err
+			return WriteOutput{}, err
 		}
 		if guarded && sum != guard.v.sum {
-			return WriteOutput{}, version{}, fsError(CodeStaleVersion, "cannot write %q: file changed since it was read", display)
+			return WriteOutput{}, fsError(CodeStaleVersion, "cannot write %q: file changed since it was read", display)
 		}
 		if data != nil && utf8.Valid(data) {
 			s := normalizeEOL(string(trimBOM(data)))
@@ -150,14 +151,15 @@ func (t *Tools) writeFile(ctx context.Context, call *tool.Call, target Target, t
 	}
 	newFI, err := t.writeAtomic(ctx, "write", display, target.Rel, []byte(text), perm, exists, guarded && !exists)
 	if err != nil {
-		return WriteOutput{}, version{}, err
+		return WriteOutput{}, err
 	}
 	op := "create"
 	if exists {
 		op = "update"
 	}
-	out := WriteOutput{Path: display, Operation: op, Before: before, After: normalizeEOL(text)}
-	return out, t.versionAfter(newFI, []byte(text)), nil
+	// Observed under the lock, so the next guarded mutation sees this write.
+	t.observe(call, target.Rel, observation{present: true, v: t.versionAfter(newFI, []byte(text))})
+	return WriteOutput{Path: display, Operation: op, Before: before, After: normalizeEOL(text)}, nil
 }
 
 // versionAfter is the version of a file this package just wrote with data; the zero version
