@@ -276,6 +276,14 @@ func TestPostDecisions(t *testing.T) {
 		})
 		wantJSON(t, callEcho(reg, `{}`), `{"isError":true,"error":{"message":"post-policy failed","info":{"name":"HarnessError","code":"POST_FAILURE"}},"content":[{"type":"text","text":"Error: post-policy failed"}]}`)
 	})
+	t.Run("content replacement and contexts on a failure", func(t *testing.T) {
+		reg := newReg(t)
+		register(t, reg, bodyTool("boom", func(context.Context, *tool.Call) (any, error) {
+			return nil, tool.NewError("E", "CODE", "body failed")
+		}))
+		post(reg, tool.PostDecision{ReplaceContent: true, Content: content.Texts("softened"), AdditionalContexts: []content.Message{msg("p", "x")}})
+		wantJSON(t, exec(reg, "boom"), `{"isError":true,"error":{"message":"body failed","info":{"name":"E","code":"CODE"}},"content":[{"type":"text","text":"softened"}],"additionalContexts":[{"id":"m-p","role":"user","content":[{"type":"text","text":"x"}],"source":{"kind":"plugin","plugin":"p"}}]}`)
+	})
 	t.Run("a listener's copy is its own", func(t *testing.T) {
 		reg := newReg(t)
 		register(t, reg, echoTool())
@@ -482,6 +490,31 @@ func TestWrapperResults(t *testing.T) {
 		})
 		res := callEcho(reg, `{"text":"v"}`)
 		if res.IsError || res.Value != "v" || !slices.Equal(plugins(res), []string{"wrapper"}) {
+			t.Errorf("result = %s", resultJSON(t, res))
+		}
+	})
+	t.Run("concurrent attempts", func(t *testing.T) {
+		reg := newReg(t)
+		register(t, reg, bodyTool("hedged", func(_ context.Context, call *tool.Call) (any, error) {
+			call.DeferContext(msg("attempt", "a"))
+			return "ok", nil
+		}))
+		wrap(reg, func(next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
+			type out struct {
+				res *tool.Result
+				err error
+			}
+			ch := make(chan out, 2)
+			for range 2 {
+				go func() { r, err := next(nil); ch <- out{r, err} }()
+			}
+			first := <-ch
+			// The other attempt is awaited by the registry if it started before the chain
+			// returned, and refused otherwise.
+			return first.res, first.err
+		})
+		res := reg.Execute(context.Background(), tool.Input{CallID: "c", Name: "hedged", Args: &jsonv.Object{}})
+		if n := len(res.AdditionalContexts); res.IsError || res.Value != "ok" || n < 1 || n > 2 {
 			t.Errorf("result = %s", resultJSON(t, res))
 		}
 	})

@@ -247,10 +247,9 @@ type Scope struct {
 	parent *Scope
 	global bool
 
-	mu      sync.Mutex
-	undos   []func()
-	closed  bool
-	closeMu sync.Mutex
+	mu     sync.Mutex
+	undos  []func()
+	closed bool
 }
 
 // NewScope returns a scope named name (for messages only) whose parent is parent; a nil or
@@ -297,10 +296,16 @@ func (s *Scope) track(undo func()) (func(), error) {
 	defer s.mu.Unlock()
 	if s.closed {
 		once()
-		return nil, fmt.Errorf("scope %q is closed", s.name)
+		return nil, fmt.Errorf("scope \"%s\" is closed", s.name)
 	}
 	s.undos = append(s.undos, once)
 	return once, nil
+}
+
+func (s *Scope) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
 }
 
 // Close undoes everything registered through the scope, newest first. It is idempotent.
@@ -336,6 +341,9 @@ func (s *Scope) Register(def *Definition) (unregister func(), err error) {
 	}
 	if d.Name == RunCodeName {
 		return nil, errors.New(`tool name "run_code" is reserved for the Code Mode presentation transport and cannot be registered or shadowed`)
+	}
+	if s.isClosed() {
+		return nil, fmt.Errorf("scope \"%s\" is closed", s.name)
 	}
 	e := &entry{def: &d, out: out}
 	e.params, e.paramsErr = jsonv.Snapshot(d.Parameters)
@@ -401,6 +409,9 @@ func (s *Scope) Restrict(f Filter) (lift func(), err error) {
 	}
 	if slices.Contains(f.Allow, RunCodeName) || slices.Contains(f.Deny, RunCodeName) {
 		return nil, errors.New(`tools.restrict() cannot name reserved Code Mode presentation transport "run_code"; restrict end-capability tools instead`)
+	}
+	if s.isClosed() {
+		return nil, fmt.Errorf("scope \"%s\" is closed", s.name)
 	}
 	r := s.reg
 	r.mu.Lock()
@@ -497,6 +508,9 @@ func (s *Scope) PresentAs(mode Mode) (restore func(), err error) {
 	}
 	if !mode.Valid() {
 		return nil, fmt.Errorf("tools.presentAs() mode must be \"native\", \"code\" or \"both\", got %q", mode)
+	}
+	if s.isClosed() {
+		return nil, fmt.Errorf("scope \"%s\" is closed", s.name)
 	}
 	r := s.reg
 	r.mu.Lock()

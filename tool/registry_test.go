@@ -873,10 +873,22 @@ func TestDisposers(t *testing.T) {
 	if seen.get("pre") != 1 || seen.get("result") != 1 {
 		t.Errorf("hooks survived Close: %v", seen.m)
 	}
-	// A closed scope refuses new contributions.
-	if _, err := a.Register(strTool("late", "")); err == nil {
-		t.Error("a closed scope accepted a tool")
+	// A closed scope refuses new contributions, without announcing them.
+	var changes []tool.Change
+	stop := reg.OnChange(func(c tool.Change) error { changes = append(changes, c); return nil })
+	if _, err := a.Register(strTool("late", "")); err == nil || err.Error() != `scope "a" is closed` {
+		t.Errorf("a closed scope accepted a tool: %v", err)
 	}
+	if _, err := a.Restrict(tool.Filter{Deny: []string{"g"}}); err == nil {
+		t.Error("a closed scope accepted a restriction")
+	}
+	if _, err := a.PresentAs(tool.ModeCode); err == nil {
+		t.Error("a closed scope accepted a mode")
+	}
+	if len(changes) != 0 {
+		t.Errorf("a closed scope announced changes: %+v", changes)
+	}
+	stop()
 	if got := reg.Names(a); !slices.Equal(got, []string{"g"}) {
 		t.Errorf("a closed scope holds %v", got)
 	}
