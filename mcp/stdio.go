@@ -31,6 +31,11 @@ func (e *FrameTooLargeError) Error() string {
 	return fmt.Sprintf("response of %d bytes exceeds the %d-byte message limit and was discarded", e.Size, e.Limit)
 }
 
+// connLostError ends a stdio connection whose server went away; reason says how.
+type connLostError struct{ reason string }
+
+func (e *connLostError) Error() string { return e.reason }
+
 // stdioTransport starts a stdio server process and frames its JSON-RPC messages itself, so
 // that a server that writes a malformed line or an oversized message does not take the
 // connection down with it (the go-sdk's own framing stops at the first such message).
@@ -155,9 +160,9 @@ func (c *stdioConn) readLoop() {
 				reason = io.EOF
 			default:
 				if errors.Is(err, io.EOF) {
-					reason = errors.New(c.exitReason())
+					reason = &connLostError{reason: c.exitReason()}
 				} else {
-					reason = fmt.Errorf("reading from the server: %w", err)
+					reason = &connLostError{reason: "reading from the server failed: " + err.Error()}
 				}
 			}
 			c.deliver(readResult{err: reason})
