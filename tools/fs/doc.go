@@ -13,6 +13,17 @@
 //   - edit replaces a literal string, exactly once unless replace_all is set, atomically and
 //     keeping the file's line-ending style. It is exclusive.
 //
+// # Paths and text
+//
+// A file_path is relative to the workspace root or absolute inside it. Results and messages
+// show it made absolute against the root as configured (symbolic links kept as spelled), as
+// the reference does; diff cards show file_path as given. Text is UTF-8: read and edit refuse
+// binary files (a NUL byte in read's first 8192 bytes, anywhere for edit) and invalid UTF-8
+// with FS_NOT_TEXT. A leading byte-order mark is not part of the text; edit keeps it in the
+// file (the reference drops it). edit matches and reports content with CRLF normalized to LF
+// and writes the file back with the line-ending style that dominates its first 4096
+// characters. edit loads the whole file and refuses files over 256 MiB with FS_TOO_LARGE.
+//
 // # Workspace containment
 //
 // Every path is resolved inside the workspace root through an [os.Root] plus explicit checks.
@@ -32,7 +43,7 @@
 // # Observation policy
 //
 // Unless [Config.NoObservation] is set, the tools remember per owner (the calling agent's
-// [tool.Scope]; calls without an agent share one direct owner) and per canonical path what
+// [github.com/dsh-go/dsh/tool.Scope]; calls without an agent share one direct owner) and per canonical path what
 // was last observed: present with a version, or absent. edit requires a present
 // observation (FS_NOT_OBSERVED otherwise, FS_NOT_FOUND after an observed absence); write
 // without a present observation may only create (FS_NOT_OBSERVED for an existing file); and

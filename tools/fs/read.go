@@ -156,7 +156,9 @@ func (t *Tools) readWindow(ctx context.Context, target Target, spec windowSpec) 
 	v := statVersion(fi)
 	size := chunkSize
 	if fi.Size() < t.cfg.ReadStreamMinSize {
-		size = int(fi.Size()) + 1 // one read, plus one to see the end
+		// One read, plus a byte to see the end; at least a page, for files whose reported
+		// size understates their content.
+		size = max(int(fi.Size())+1, 4096)
 	}
 	buf := make([]byte, size)
 	var h maphash.Hash

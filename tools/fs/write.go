@@ -87,9 +87,9 @@ func (t *Tools) writeBody(ctx context.Context, call *tool.Call, in writeArgs) (W
 	return out, nil
 }
 
-// writeFile performs one guarded write and records it as an observation. Without the observation policy it is an
-// unconditional create-or-replace; with it, a file observed present must still be at the
-// observed version and any other file must not exist yet.
+// writeFile performs one write and records it as an observation. Without the observation
+// policy it is an unconditional create-or-replace; with it, a file observed present must
+// still be at the observed version and any other file must not exist yet.
 func (t *Tools) writeFile(ctx context.Context, call *tool.Call, target Target, text string) (WriteOutput, error) {
 	unlock := t.locks.lock(target.Rel)
 	defer unlock()
