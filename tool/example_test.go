@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
+	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/tool"
 )
 
@@ -58,4 +61,84 @@ func Example() {
 	// }
 	// true Error: no shouting secrets
 	// INVALID_ARGS Error: invalid arguments: missing required property "text"; "txt" is not a declared property (additionalProperties: false)
+}
+
+// A scheduler overlaps the dispatch of several calls while keeping policy and commits in
+// model order: Prepare in order, Dispatch concurrently, Finalize in order.
+func ExampleRegistry_Prepare() {
+	reg, _ := tool.NewRegistry(tool.Config{})
+	anyJSON := &jsonv.Object{} // the unconstrained schema
+	upper := tool.NewRaw("upper", "Upper-cases text.", anyJSON, anyJSON,
+		func(ctx context.Context, call *tool.Call) (any, error) {
+			s, _ := call.Args().(string)
+			return strings.ToUpper(s), nil
+		})
+	if _, err := reg.Register(upper); err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	var invs []*tool.Invocation
+	for i, word := range []string{"a", "b", "c"} {
+		invs = append(invs, reg.Prepare(ctx, tool.Input{CallID: fmt.Sprint(i), Name: "upper", Args: word}))
+	}
+	var wg sync.WaitGroup
+	for _, inv := range invs {
+		if inv.NeedsDispatch() {
+			wg.Go(inv.Dispatch)
+		}
+	}
+	wg.Wait()
+	for _, inv := range invs {
+		fmt.Println(inv.Finalize().Value)
+	}
+	// Output:
+	// A
+	// B
+	// C
+}
+
+// An agent's scope restricts what it inherits; its own tools stay visible.
+func ExampleScope_Restrict() {
+	reg, _ := tool.NewRegistry(tool.Config{})
+	anyJSON := &jsonv.Object{}
+	noop := func(ctx context.Context, call *tool.Call) (any, error) { return nil, nil }
+	agent := reg.NewScope("reviewer", nil)
+	for _, r := range []struct {
+		scope *tool.Scope
+		name  string
+	}{{reg.Global(), "read"}, {reg.Global(), "bash"}, {agent, "report"}} {
+		if _, err := r.scope.Register(tool.NewRaw(r.name, "A tool.", anyJSON, anyJSON, noop)); err != nil {
+			panic(err)
+		}
+	}
+	if _, err := agent.Restrict(tool.Filter{Deny: []string{"bash"}}); err != nil {
+		panic(err)
+	}
+	fmt.Println(reg.Names(agent))
+	res := reg.Execute(context.Background(), tool.Input{CallID: "c1", Name: "bash", Args: anyJSON, Agent: agent})
+	fmt.Println(res.Content[0].Text)
+	// Output:
+	// [read report]
+	// Error: unknown tool "bash"
+}
+
+// A post-execute hook can block a result; the model reads the feedback as an error.
+func ExampleScope_OnPostExecute() {
+	reg, _ := tool.NewRegistry(tool.Config{})
+	anyJSON := &jsonv.Object{}
+	env := tool.NewRaw("env", "Prints the environment.", anyJSON, anyJSON,
+		func(ctx context.Context, call *tool.Call) (any, error) { return "TOKEN=s3cr3t", nil })
+	if _, err := reg.Register(env); err != nil {
+		panic(err)
+	}
+	reg.OnPostExecute(func(ctx context.Context, exec *tool.Execution, res *tool.Result, next func() (tool.PostDecision, error)) (tool.PostDecision, error) {
+		if !res.IsError && strings.Contains(res.Content[0].Text, "TOKEN=") {
+			return tool.BlockWith(content.Texts("output withheld: it contains a credential")), nil
+		}
+		return next()
+	})
+	res := reg.Execute(context.Background(), tool.Input{CallID: "c1", Name: "env", Args: anyJSON})
+	fmt.Println(res.IsError, res.Error.Message)
+	// Output:
+	// true output withheld: it contains a credential
 }

@@ -62,9 +62,16 @@ func BlockWith(feedback []content.Block, contexts ...content.Message) PostDecisi
 type PreExecuteFunc func(ctx context.Context, exec *Execution, next func() (PreDecision, error)) (PreDecision, error)
 
 // ExecuteFunc is an around-execute wrapper. It may call next with a replacement context
-// (the body then sees a context cancelled when either the caller's or the replacement is),
-// or short-circuit with its own result. Errors of the body arrive as failure results; an
-// error returned by a wrapper fails the call without post-execute.
+// (the body then sees a context cancelled when either the caller's or the replacement is;
+// nil keeps the current one), or short-circuit with its own result. Errors of the body
+// arrive as failure results; an error returned by a wrapper fails the call without
+// post-execute.
+//
+// The result next returns is the wrapper's own copy: returning it unchanged (that very
+// pointer) keeps the registry's result whatever the wrapper did to the copy, while any
+// other result is validated and rendered again as the wrapper's. The registry waits for
+// every body a wrapper started before the call moves on, and a next called after the
+// wrapper chain returned fails without running the body.
 type ExecuteFunc func(ctx context.Context, exec *Execution, next func(ctx context.Context) (*Result, error)) (*Result, error)
 
 // PostExecuteFunc is a post-execute hook. res is a private copy. It returns its own verdict

@@ -323,7 +323,12 @@ func (s *Scope) Close() {
 
 // Register adds def to this scope's layer (SPEC §2.2). A scoped tool shadows an inherited
 // tool of the same name and is exempt from the scope's restrictions. The returned function
-// removes exactly this registration.
+// removes exactly this registration. Register checks, in order: an output renderer is
+// declared, the output schema lies in the supported subset, the timeout is not negative,
+// the name is not run_code, and the name is free in this layer; then it notifies the change
+// listeners, and a listener's error rolls the registration back and is returned.
+// The registry keeps a shallow copy of def; the returned and listed definitions must not be
+// modified.
 func (s *Scope) Register(def *Definition) (unregister func(), err error) {
 	if def == nil {
 		return nil, errors.New("tool definition is nil")
