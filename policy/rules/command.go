@@ -2,61 +2,67 @@ package rules
 
 import (
 	"strings"
-	"unicode"
 )
 
 // piece is one simple command of a shell command line.
 type piece struct {
 	text     string // white space normalized, quotes kept
 	unquoted string // the same with quotes and backslash escapes removed
-	redirect bool   // has an unquoted ">"
+	redirect bool   // writes output to a file (an unquoted ">" not aimed at /dev/null)
 }
 
-// reservedWords are dropped from the front of a piece: they do not name the command run.
-var reservedWords = map[string]bool{
-	"{": true, "}": true, "!": true, "if": true, "then": true, "else": true, "elif": true,
-	"do": true, "while": true, "until": true, "time": true,
+// isReserved reports whether a word is dropped from the front of a piece: reserved words do
+// not name the command that runs.
+func isReserved(w []byte) bool {
+	switch string(w) { // no allocation: the conversion is only compared
+	case "{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "time":
+		return true
+	}
+	return false
 }
+
+// isBlank reports whether c separates words (a newline separates commands instead).
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' }
 
 // splitCommand splits a shell command line into its simple commands (see the package
 // documentation). It is a lexical approximation of POSIX shell syntax that errs towards
-// more, smaller pieces.
+// more, smaller pieces. Every character it treats specially is ASCII, so it scans bytes: a
+// byte of a multi-byte UTF-8 character never equals one of them.
 func splitCommand(cmd string) []piece {
 	var sc scanner
-	rs := []rune(cmd)
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
-		next := rune(0)
-		if i+1 < len(rs) {
-			next = rs[i+1]
+	for i := 0; i < len(cmd); i++ {
+		c := cmd[i]
+		var next byte
+		if i+1 < len(cmd) {
+			next = cmd[i+1]
 		}
 		switch {
 		case sc.single:
-			sc.inWord = true
-			if r == '\'' {
+			sc.begin()
+			if c == '\'' {
 				sc.single = false
 			} else {
-				sc.w.bare.WriteRune(r)
+				sc.bare = append(sc.bare, c)
 			}
-			sc.w.raw.WriteRune(r)
-		case r == '\\':
+			sc.raw = append(sc.raw, c)
+		case c == '\\':
 			if next == '\n' { // a line continuation joins the lines
 				i++
 				continue
 			}
-			sc.w.raw.WriteRune(r)
-			sc.inWord = true
-			if next != 0 {
+			sc.begin()
+			sc.raw = append(sc.raw, c)
+			if i+1 < len(cmd) {
 				i++
-				sc.w.raw.WriteRune(next)
-				sc.w.bare.WriteRune(next)
+				sc.raw = append(sc.raw, next)
+				sc.bare = append(sc.bare, next)
 			}
-		case r == '`' || (r == '$' && next == '('):
+		case c == '`' || (c == '$' && next == '('):
 			// Command substitution: its contents are commands of their own, in or out of
 			// double quotes, with quoting of their own.
 			sc.endPiece()
 			switch {
-			case r == '$':
+			case c == '$':
 				i++
 				sc.nest = append(sc.nest, frame{'(', sc.double})
 				sc.double = false
@@ -68,114 +74,129 @@ func splitCommand(cmd string) []piece {
 				sc.double = false
 			}
 		case sc.double:
-			sc.inWord = true
-			if r == '"' {
+			sc.begin()
+			if c == '"' {
 				sc.double = false
 			} else {
-				sc.w.bare.WriteRune(r)
+				sc.bare = append(sc.bare, c)
 			}
-			sc.w.raw.WriteRune(r)
-		case r == '\'':
-			sc.single, sc.inWord = true, true
-			sc.w.raw.WriteRune(r)
-		case r == '"':
-			sc.double, sc.inWord = true, true
-			sc.w.raw.WriteRune(r)
-		case r == '>' || r == '<':
-			sc.char(r)
+			sc.raw = append(sc.raw, c)
+		case c == '\'':
+			sc.begin()
+			sc.single = true
+			sc.raw = append(sc.raw, c)
+		case c == '"':
+			sc.begin()
+			sc.double = true
+			sc.raw = append(sc.raw, c)
+		case c == '>' || c == '<':
+			sc.char(c)
 			switch {
 			case next == '&': // ">&2", "2>&1", "<&0": duplicates a descriptor, names no file
 				i++
 				sc.char(next)
-			case r == '>' && next == '>': // ">>": appends to a file
+			case c == '>' && (next == '>' || next == '|'): // ">>" appends, ">|" overwrites
 				i++
 				sc.char(next)
 				sc.redirectFrom()
-			case r == '>' && next == '|': // ">|": overwrites a file
-				i++
-				sc.char(next)
-				sc.redirectFrom()
-			case r == '>' && next != '(': // ">(…)" is a process substitution
+			case c == '>' && next != '(': // ">(…)" is a process substitution
 				sc.redirectFrom()
 			}
-		case r == '&' && next == '>': // "&>file": stdout and stderr to a file
-			sc.char(r)
-		case r == '(':
+		case c == '&' && next == '>': // "&>file": stdout and stderr to a file
+			sc.char(c)
+		case c == '(':
 			sc.endPiece()
 			sc.nest = append(sc.nest, frame{'(', false})
-		case r == ')':
+		case c == ')':
 			sc.endPiece()
 			if n := len(sc.nest); n > 0 && sc.nest[n-1].open == '(' {
 				sc.double = sc.nest[n-1].double
 				sc.nest = sc.nest[:n-1]
 			}
-		case r == ';' || r == '&' || r == '|' || r == '\n':
+		case c == ';' || c == '&' || c == '|' || c == '\n':
 			sc.endPiece()
-		case unicode.IsSpace(r):
+		case isBlank(c):
 			sc.endWord()
 		default:
-			sc.char(r)
+			sc.char(c)
 		}
 	}
 	sc.endPiece()
 	return sc.pieces
 }
 
-// scanner is the state of splitCommand.
+// scanner is the state of splitCommand. The words of the current piece accumulate in raw
+// (as written) and bare (unquoted), separated by single spaces; the current word starts at
+// rawStart and bareStart.
 type scanner struct {
-	pieces   []piece
-	cur      []wordText
-	w        word
-	inWord   bool
-	single   bool // inside '…'
-	double   bool // inside "…"
-	redirect bool // the current piece redirects output to a file
-	// pending is set after an output redirection operator until its target word is known;
-	// target is where the target starts in the current word's unquoted text.
-	pending bool
-	target  int
-	// nest records the open substitutions and subshells, with the double-quote state to
-	// restore when each closes.
-	nest []frame
+	pieces              []piece
+	raw, bare           []byte
+	rawStart, bareStart int
+	words               int // words kept in the current piece
+	inWord              bool
+	single, double      bool // inside '…' or "…"
+	redirect            bool // the current piece writes output to a file
+	pending             bool // an output redirection's target is still to come
+	target              int  // where that target starts in bare
+	nest                []frame
 }
 
-// frame is one open "$(", "(" or "`".
+// frame is one open "$(", "(" or "`", with the double-quote state to restore when it closes.
 type frame struct {
-	open   rune
+	open   byte
 	double bool
 }
 
-func (sc *scanner) char(r rune) {
-	sc.w.raw.WriteRune(r)
-	sc.w.bare.WriteRune(r)
+func (sc *scanner) char(c byte) {
+	sc.begin()
+	sc.raw = append(sc.raw, c)
+	sc.bare = append(sc.bare, c)
+}
+
+// begin starts a word unless one is in progress.
+func (sc *scanner) begin() {
+	if sc.inWord {
+		return
+	}
 	sc.inWord = true
+	if sc.words > 0 {
+		sc.raw = append(sc.raw, ' ')
+		sc.bare = append(sc.bare, ' ')
+	}
+	sc.rawStart, sc.bareStart = len(sc.raw), len(sc.bare)
 }
 
 // redirectFrom notes an output redirection whose target follows in the current word or the
 // next one.
 func (sc *scanner) redirectFrom() {
-	sc.pending, sc.target = true, sc.w.bare.Len()
+	sc.pending, sc.target = true, len(sc.bare)
 }
 
 func (sc *scanner) endWord() {
 	if !sc.inWord {
 		return
 	}
+	sc.inWord = false
 	if sc.pending {
-		if t := sc.w.bare.String()[sc.target:]; t != "" {
-			// Discarding output is not writing a file.
-			if t != "/dev/null" {
+		if t := sc.bare[sc.target:]; len(t) > 0 {
+			if string(t) != "/dev/null" { // discarding output is not writing a file
 				sc.redirect = true
 			}
 			sc.pending = false
 		} else {
-			sc.target = 0 // the target is the next word
+			sc.target = len(sc.bare) + 1 // the target is the next word, after its space
 		}
 	}
-	sc.cur = append(sc.cur, wordText{raw: sc.w.raw.String(), bare: sc.w.bare.String()})
-	sc.w.raw.Reset()
-	sc.w.bare.Reset()
-	sc.inWord = false
+	raw := sc.raw[sc.rawStart:]
+	if sc.words == 0 && (isReserved(raw) || isAssignment(raw)) {
+		// Not the command's name: drop the word.
+		sc.raw, sc.bare = sc.raw[:0], sc.bare[:0]
+		if sc.pending {
+			sc.target = 0
+		}
+		return
+	}
+	sc.words++
 }
 
 func (sc *scanner) endPiece() {
@@ -183,64 +204,47 @@ func (sc *scanner) endPiece() {
 	if sc.pending {
 		sc.redirect = true // no target word: assume the worst
 	}
-	if p, ok := makePiece(sc.cur, sc.redirect); ok {
-		sc.pieces = append(sc.pieces, p)
+	if sc.words > 0 {
+		sc.pieces = append(sc.pieces, piece{text: string(sc.raw), unquoted: string(sc.bare), redirect: sc.redirect})
 	}
-	sc.cur, sc.redirect, sc.pending, sc.target = nil, false, false, 0
-}
-
-// word accumulates one shell word, as written and with quoting removed.
-type word struct{ raw, bare strings.Builder }
-
-// wordText is a finished word.
-type wordText struct{ raw, bare string }
-
-// makePiece builds a piece from its words, dropping leading assignments and reserved words.
-func makePiece(words []wordText, redirect bool) (piece, bool) {
-	i := 0
-	for ; i < len(words); i++ {
-		raw := words[i].raw
-		if reservedWords[raw] || isAssignment(raw) {
-			continue
-		}
-		break
-	}
-	words = words[i:]
-	if len(words) == 0 {
-		return piece{}, false
-	}
-	raw := make([]string, len(words))
-	bare := make([]string, len(words))
-	for j := range words {
-		raw[j] = words[j].raw
-		bare[j] = words[j].bare
-	}
-	return piece{text: strings.Join(raw, " "), unquoted: strings.Join(bare, " "), redirect: redirect}, true
+	sc.raw, sc.bare = sc.raw[:0], sc.bare[:0]
+	sc.words, sc.redirect, sc.pending, sc.target = 0, false, false, 0
 }
 
 // isAssignment reports whether a word is a variable assignment NAME=value.
-func isAssignment(w string) bool {
-	name, _, ok := strings.Cut(w, "=")
-	if !ok || name == "" {
+func isAssignment(w []byte) bool {
+	eq := -1
+	for i, c := range w {
+		if c == '=' {
+			eq = i
+			break
+		}
+	}
+	if eq <= 0 {
 		return false
 	}
-	for i, r := range name {
-		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+	for i, c := range w[:eq] {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
 			return false
 		}
 	}
 	return true
 }
 
-// normalizeSpace collapses runs of white space outside quotes to one space and trims the
-// ends: the whole-command form a command pattern is also matched against.
+// normalizeSpace collapses runs of blanks outside quotes to one space and trims the ends:
+// the whole-command form a command pattern is also matched against. A string that needs no
+// change is returned as is.
 func normalizeSpace(s string) string {
+	if !needsNormalizing(s) {
+		return s
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	single, double, space := false, false, false
-	for _, r := range strings.TrimSpace(s) {
-		if !single && !double && unicode.IsSpace(r) {
-			space = true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !single && !double && (isBlank(c) || c == '\n') {
+			space = b.Len() > 0
 			continue
 		}
 		if space {
@@ -248,12 +252,30 @@ func normalizeSpace(s string) string {
 			space = false
 		}
 		switch {
-		case r == '\'' && !double:
+		case c == '\'' && !double:
 			single = !single
-		case r == '"' && !single:
+		case c == '"' && !single:
 			double = !double
 		}
-		b.WriteRune(r)
+		b.WriteByte(c)
 	}
 	return b.String()
+}
+
+// needsNormalizing reports whether s has leading or trailing blanks, a blank other than a
+// single space, or two blanks in a row (conservatively, quotes are not considered).
+func needsNormalizing(s string) bool {
+	if s == "" {
+		return false
+	}
+	if first, last := s[0], s[len(s)-1]; isBlank(first) || first == '\n' || isBlank(last) || last == '\n' {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\t' || c == '\r' || c == '\v' || c == '\f' || c == '\n' || (c == ' ' && i+1 < len(s) && s[i+1] == ' ') {
+			return true
+		}
+	}
+	return false
 }

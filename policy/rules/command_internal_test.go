@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -65,4 +66,38 @@ func TestNormalizeSpace(t *testing.T) {
 			t.Errorf("normalizeSpace(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// FuzzSplitCommand checks the splitter on arbitrary input: it never panics, pieces are never
+// empty, and a command with no shell syntax at all is one piece, its normalized self.
+func FuzzSplitCommand(f *testing.F) {
+	for _, s := range []string{"git status", "ls && rm -rf x", "echo \"$(a 'b')\" `c`", "FOO=1 x > y 2>&1 | z", "a \\\nb", "((", "))", "\"", "'", "$(", "`", "> ", "&>x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		pieces := splitCommand(cmd)
+		for _, p := range pieces {
+			if p.text == "" {
+				t.Fatalf("%q: empty piece in %+v", cmd, pieces)
+			}
+		}
+		if strings.ContainsAny(cmd, ";&|\n()`$'\"\\<>\t\r\v\f=!{}") {
+			return
+		}
+		for _, w := range strings.Fields(cmd) {
+			if isReserved([]byte(w)) {
+				return
+			}
+		}
+		want := normalizeSpace(cmd)
+		if want == "" {
+			if len(pieces) != 0 {
+				t.Fatalf("%q: pieces %+v", cmd, pieces)
+			}
+			return
+		}
+		if len(pieces) != 1 || pieces[0].text != want || pieces[0].unquoted != want || pieces[0].redirect {
+			t.Fatalf("%q: pieces %+v, want one %q", cmd, pieces, want)
+		}
+	})
 }

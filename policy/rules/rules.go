@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -193,8 +194,9 @@ func (r *Rules) PreExecute(_ context.Context, exec *tool.Execution, next func() 
 // Guard is the rules' guard: it returns the deny reason when a deny rule matches the call.
 func (r *Rules) Guard(exec *tool.Execution) string {
 	args, _ := exec.Args()
-	if rule, ok := r.firstMatch(r.c.deny, exec.Name(), args); ok {
-		return Verdict{Kind: Denied, Rule: rule.raw}.Reason(exec.Name())
+	c := call{r: r, name: exec.Name(), args: args}
+	if p := c.firstMatch(r.c.deny); p != nil {
+		return Verdict{Kind: Denied, Rule: p.raw}.Reason(exec.Name())
 	}
 	return ""
 }
@@ -202,130 +204,140 @@ func (r *Rules) Guard(exec *tool.Execution) string {
 // Evaluate returns the rules' verdict for a call of the named tool with args (a jsonv
 // value).
 func (r *Rules) Evaluate(name string, args any) Verdict {
-	if p, ok := r.firstMatch(r.c.deny, name, args); ok {
+	c := call{r: r, name: name, args: args}
+	if p := c.firstMatch(r.c.deny); p != nil {
 		return Verdict{Kind: Denied, Rule: p.raw}
 	}
-	if p, ok := r.firstMatch(r.c.ask, name, args); ok {
+	if p := c.firstMatch(r.c.ask); p != nil {
 		return Verdict{Kind: Asked, Rule: p.raw}
 	}
-	if p, ok := r.allowed(name, args); ok {
+	if p := c.allowed(); p != nil {
 		return Verdict{Kind: Allowed, Rule: p.raw}
 	}
 	return Verdict{}
 }
 
-// firstMatch returns the first pattern of list matching the call, for deny and ask lists: a
-// command pattern matches the whole command or any piece of it.
-func (r *Rules) firstMatch(list []Pattern, name string, args any) (*Pattern, bool) {
-	var (
-		arg    Argument
-		have   bool
-		whole  string
-		pieces []piece
-		pv     pathValue
-	)
+// call is one call being judged, with its primary argument analysed on first use and shared
+// by the deny, ask and allow lists.
+type call struct {
+	r        *Rules
+	name     string
+	args     any
+	analysed bool
+	arg      Argument
+	whole    string    // KindCommand: the normalized command
+	pieces   []piece   // KindCommand: its simple commands
+	path     pathValue // KindPath: the resolved path
+}
+
+func (c *call) analyse() {
+	if c.analysed {
+		return
+	}
+	c.analysed = true
+	c.arg = PrimaryArgument(c.name, c.args)
+	switch c.arg.Kind {
+	case KindCommand:
+		c.whole, c.pieces = normalizeSpace(c.arg.Value), splitCommand(c.arg.Value)
+	case KindPath:
+		c.path = resolvePath(c.r.workspace, c.arg.Value)
+	}
+}
+
+// firstMatch returns the first pattern of a deny or ask list matching the call: a command
+// pattern matches the whole command or any piece of it.
+func (c *call) firstMatch(list []Pattern) *Pattern {
 	for i := range list {
 		p := &list[i]
-		if !wildcard.Match(p.tool, name) {
+		if !wildcard.Match(p.tool, c.name) {
 			continue
 		}
 		if !p.hasArg {
-			return p, true
+			return p
 		}
-		if !have {
-			arg, have = PrimaryArgument(name, args), true
-			switch arg.Kind {
-			case KindCommand:
-				whole, pieces = normalizeSpace(arg.Value), splitCommand(arg.Value)
-			case KindPath:
-				pv = resolvePath(r.workspace, arg.Value)
-			}
-		}
-		switch arg.Kind {
+		c.analyse()
+		switch c.arg.Kind {
 		case KindCommand:
-			if wildcard.Match(p.cmd, whole) {
-				return p, true
+			if wildcard.Match(p.cmd, c.whole) {
+				return p
 			}
-			for _, pc := range pieces {
+			for _, pc := range c.pieces {
 				if wildcard.Match(p.cmd, pc.text) || wildcard.Match(p.cmd, pc.unquoted) {
-					return p, true
+					return p
 				}
 			}
 		case KindPath:
-			if p.path.match(pv) {
-				return p, true
+			if p.path.match(c.path) {
+				return p
 			}
 		default:
-			if wildcard.Match(p.arg, arg.Value) {
-				return p, true
+			if wildcard.Match(p.arg, c.arg.Value) {
+				return p
 			}
 		}
 	}
-	return nil, false
+	return nil
 }
 
-// allowed returns the allow pattern that pre-approves the call, if any. For a command every
-// piece must be allowed (see the package documentation).
-func (r *Rules) allowed(name string, args any) (*Pattern, bool) {
-	var candidates []*Pattern
-	for i := range r.c.allow {
-		p := &r.c.allow[i]
-		if !wildcard.Match(p.tool, name) {
+// allowed returns the allow pattern that pre-approves the call, or nil. For a command every
+// piece must be allowed (see the package documentation); the pattern returned is the one
+// allowing the first piece.
+func (c *call) allowed() *Pattern {
+	list := c.r.c.allow
+	withArg := false
+	for i := range list {
+		p := &list[i]
+		if !wildcard.Match(p.tool, c.name) {
 			continue
 		}
 		if !p.hasArg {
-			return p, true
+			return p
 		}
-		candidates = append(candidates, p)
+		withArg = true
 	}
-	if len(candidates) == 0 {
-		return nil, false
+	if !withArg {
+		return nil
 	}
-	arg := PrimaryArgument(name, args)
-	switch arg.Kind {
-	case KindCommand:
-		whole := normalizeSpace(arg.Value)
-		for _, p := range candidates {
-			if !wildcard.HasWildcard(p.cmd) && p.cmd == whole {
-				return p, true
+	c.analyse()
+	if c.arg.Kind == KindCommand {
+		for i := range list {
+			p := &list[i]
+			if p.hasArg && wildcard.Match(p.tool, c.name) && !wildcard.HasWildcard(p.cmd) && p.cmd == c.whole {
+				return p
 			}
 		}
-		pieces := splitCommand(arg.Value)
-		if len(pieces) == 0 {
-			return nil, false
-		}
 		var first *Pattern
-		for _, pc := range pieces {
-			p := allowPiece(candidates, pc)
+		for _, pc := range c.pieces {
+			p := allowPiece(list, c.name, pc)
 			if p == nil {
-				return nil, false
+				return nil
 			}
 			if first == nil {
 				first = p
 			}
 		}
-		return first, true
-	case KindPath:
-		pv := resolvePath(r.workspace, arg.Value)
-		for _, p := range candidates {
-			if p.path.match(pv) {
-				return p, true
-			}
+		return first
+	}
+	for i := range list {
+		p := &list[i]
+		if !p.hasArg || !wildcard.Match(p.tool, c.name) {
+			continue
 		}
-	default:
-		for _, p := range candidates {
-			if wildcard.Match(p.arg, arg.Value) {
-				return p, true
-			}
+		if c.arg.Kind == KindPath && p.path.match(c.path) || c.arg.Kind == KindText && wildcard.Match(p.arg, c.arg.Value) {
+			return p
 		}
 	}
-	return nil, false
+	return nil
 }
 
-// allowPiece returns the first candidate allowing one piece of a command.
-func allowPiece(candidates []*Pattern, pc piece) *Pattern {
-	for _, p := range candidates {
-		if pc.redirect && !containsByte(p.cmd, '>') {
+// allowPiece returns the first allow pattern allowing one piece of a command.
+func allowPiece(list []Pattern, name string, pc piece) *Pattern {
+	for i := range list {
+		p := &list[i]
+		if !p.hasArg || !wildcard.Match(p.tool, name) {
+			continue
+		}
+		if pc.redirect && !strings.Contains(p.cmd, ">") {
 			continue
 		}
 		if wildcard.Match(p.cmd, pc.text) || wildcard.Match(p.cmd, pc.unquoted) {
@@ -333,15 +345,6 @@ func allowPiece(candidates []*Pattern, pc piece) *Pattern {
 		}
 	}
 	return nil
-}
-
-func containsByte(s string, b byte) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == b {
-			return true
-		}
-	}
-	return false
 }
 
 // ArgumentKind says how an argument pattern is matched.
