@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/tool"
@@ -172,9 +173,10 @@ func TestObservationsFreedWithScope(t *testing.T) {
 	if e.tools.obs.ownerCount() != 1 {
 		t.Fatalf("owners = %d, want 1", e.tools.obs.ownerCount())
 	}
-	for i := 0; i < 50 && e.tools.obs.ownerCount() > 0; i++ {
+	// Cleanups run on a runtime goroutine after a collection; give it chances to run.
+	for i := 0; i < 500 && e.tools.obs.ownerCount() > 0; i++ {
 		runtime.GC()
-		runtime.Gosched()
+		time.Sleep(time.Millisecond)
 	}
 	if n := e.tools.obs.ownerCount(); n != 0 {
 		t.Errorf("owners after the scope was collected = %d, want 0", n)
