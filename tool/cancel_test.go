@@ -64,6 +64,27 @@ func execT(ctx context.Context, reg *tool.Registry, agent *tool.Scope) *tool.Res
 	return reg.Execute(ctx, tool.Input{CallID: "c", Name: "t", Args: js(nil, `{"nested":{"value":1}}`), Agent: agent})
 }
 
+// TestBodyContextIdentity: without a replacement the body runs under the caller's own
+// context (SPEC §4.3 step 2a, §7.1).
+func TestBodyContextIdentity(t *testing.T) {
+	for _, wrapped := range []bool{false, true} {
+		var bodyCtx context.Context
+		reg := newReg(t)
+		register(t, reg, bodyTool("t", func(ctx context.Context, _ *tool.Call) (any, error) { bodyCtx = ctx; return "ok", nil }))
+		if wrapped {
+			reg.WrapExecute(func(ctx context.Context, _ *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
+				return next(ctx)
+			})
+		}
+		caller, cancel := context.WithCancel(context.Background())
+		execT(caller, reg, nil)
+		if bodyCtx != caller {
+			t.Errorf("wrapped=%v: the body did not get the caller's context", wrapped)
+		}
+		cancel()
+	}
+}
+
 // TestCancelPreAborted: before Execute, no phase runs; one result; the finalizer still runs.
 func TestCancelPreAborted(t *testing.T) {
 	reg, p := countingReg(t, nil)

@@ -159,6 +159,17 @@ func TestTypedOptions(t *testing.T) {
 		wantJSON(t, reg.Execute(context.Background(), tool.Input{CallID: "c", Name: "read", Args: js(t, `{"path":"/nometa"}`)}),
 			`{"isError":false,"content":[{"type":"text","text":"/nometa -> read /nometa"}],"value":{"text":"read /nometa","lines":-1}}`)
 	})
+	t.Run("finalize content", func(t *testing.T) {
+		reg := newReg(t)
+		register(t, reg, readTool(t, tool.FinalizeContent(func(exec *tool.Execution, res *tool.Result) ([]content.Block, error) {
+			// Failures reach the finalizer too, with arguments that may be invalid.
+			return content.Texts(exec.ArgsJSON() + " => " + firstText(res)[:5]), nil
+		})))
+		res := reg.Execute(context.Background(), tool.Input{CallID: "c", Name: "read", Args: js(t, `{"bad":1}`)})
+		if !res.IsError || firstText(res) != `{"bad":1} => Error` {
+			t.Errorf("result = %s", resultJSON(t, res))
+		}
+	})
 	t.Run("input and output schema overrides", func(t *testing.T) {
 		reg := newReg(t)
 		def := tool.Must(tool.New("open", "d",
