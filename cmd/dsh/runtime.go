@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/dsh-go/dsh/tool"
+	"github.com/dsh-go/dsh/tools/fs"
 )
 
 // runtimeConfig is what a command needs to assemble the governed tool set.
@@ -61,8 +62,9 @@ func (rt *runtime) Close() error {
 // installer installs one built-in package into reg for the workspace ws.
 type installer func(reg *tool.Registry, ws string) (undo func(), err error)
 
-
 // builtins lists the built-in tool packages in registration order.
 func builtins() []installer {
-	return nil
+	return []installer{
+		func(reg *tool.Registry, ws string) (func(), error) { return fs.Install(reg, fs.Config{Root: ws}) },
+	}
 }
