@@ -252,3 +252,71 @@ func TestAbortedBeforeDispatch(t *testing.T) {
 		t.Error("AbortedBeforeDispatch results share memory")
 	}
 }
+
+// TestConcurrentUse runs calls from several goroutines while tools, restrictions, guards,
+// hooks and modes change underneath; under -race this checks the registry is safe for
+// concurrent use, and every call still ends in exactly one well-formed result.
+func TestConcurrentUse(t *testing.T) {
+	reg := newReg(t)
+	register(t, reg, strTool("stable", "ok"))
+	agent := reg.NewScope("agent", nil)
+	var results counter
+	reg.OnResult(func(context.Context, *tool.Execution, *tool.Result) error { results.inc("r"); return nil })
+	const workers, calls = 4, 50
+	var wg sync.WaitGroup
+	all := make(chan *tool.Result, workers*calls)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range calls {
+				all <- reg.Execute(context.Background(), tool.Input{CallID: fmt.Sprintf("%d-%d", w, i), Name: "stable", Args: &jsonv.Object{}, Agent: agent})
+				reg.ExecutionMode(tool.Input{Name: "stable", Args: &jsonv.Object{}, Agent: agent})
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range calls {
+			undo, err := agent.Register(strTool(fmt.Sprintf("tmp%d", i), ""))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			lift, err := agent.Restrict(tool.Filter{Deny: []string{}})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			g := reg.Guard(func(*tool.Execution) string {
+				if i%7 == 0 {
+					return "churn"
+				}
+				return ""
+			})
+			h := agent.OnPreExecute(func(_ context.Context, _ *tool.Execution, next func() (tool.PreDecision, error)) (tool.PreDecision, error) {
+				return next()
+			})
+			restore, err := agent.PresentAs(tool.ModeBoth)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_, _ = reg.Schemas(agent)
+			_ = reg.Names(agent)
+			restore()
+			h()
+			g()
+			lift()
+			undo()
+		}
+	})
+	wg.Wait()
+	close(all)
+	for res := range all {
+		checkInvariants(t, res)
+		if res.IsError && res.Error.Message != "churn" {
+			t.Errorf("result = %s", resultJSON(t, res))
+		}
+	}
+	if results.get("r") != workers*calls {
+		t.Errorf("%d results for %d calls", results.get("r"), workers*calls)
+	}
+}
