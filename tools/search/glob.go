@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -95,7 +94,7 @@ func (g *globTool) run(ctx context.Context, _ *tool.Call, in GlobInput) (GlobOut
 	if ctx.Err() != nil {
 		return GlobOutput{}, abortedError("glob")
 	}
-	t, err := resolveTarget(g.set.root, "glob", in.path())
+	t, err := g.set.resolveTarget("glob", in.path())
 	if err != nil {
 		return GlobOutput{}, err
 	}
@@ -156,21 +155,13 @@ func displayPath(rel string) string { return strings.ToValidUTF8(rel, "\uFFFD") 
 
 // root returns the search directory in display form: "." or workspace-relative.
 func (g *globTool) root(in GlobInput) string {
-	return displayRoot(g.set.root, in.path())
-}
-
-func displayRoot(root, p string) string {
-	if p == "" {
+	if in.path() == "" {
 		return "."
 	}
-	abs := p
-	if !filepath.IsAbs(p) {
-		abs = filepath.Join(root, p)
-	}
-	if rel, ok := within(root, filepath.Clean(abs)); ok {
+	if rel, ok := within(g.set.root, g.set.absPath(in.path())); ok {
 		return rel
 	}
-	return p
+	return in.path()
 }
 
 // page is the inline part of a glob result.

@@ -446,3 +446,19 @@ func TestGlobCallCard(t *testing.T) {
 		}
 	}
 }
+
+// TestSymlinkedRoot: a workspace configured through a symbolic link accepts absolute paths
+// spelled either way.
+func TestSymlinkedRoot(t *testing.T) {
+	real := writeTree(t, map[string]string{"sub/a.go": ""})
+	link := filepath.Join(t.TempDir(), "ws")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	reg := newRegistry(t, Config{Root: link})
+	for _, p := range []string{filepath.Join(link, "sub"), filepath.Join(real, "sub"), "sub"} {
+		if got := globPaths(t, reg, `{"pattern":"*.go","path":"`+p+`"}`); !cmp.Equal(got, []string{"sub/a.go"}) {
+			t.Errorf("path %s: %v", p, got)
+		}
+	}
+}

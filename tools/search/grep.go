@@ -131,7 +131,7 @@ func (g *grepTool) run(ctx context.Context, _ *tool.Call, in GrepInput) (GrepOut
 	if in.Path != nil {
 		p = *in.Path
 	}
-	t, err := resolveTarget(g.set.root, "grep", p)
+	t, err := g.set.resolveTarget("grep", p)
 	if err != nil {
 		return GrepOutput{}, err
 	}

@@ -254,7 +254,7 @@ func TestGrepAborted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tgt, err := resolveTarget(set.root, "grep", "")
+	tgt, err := set.resolveTarget("grep", "")
 	if err != nil {
 		t.Fatal(err)
 	}

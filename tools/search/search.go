@@ -79,6 +79,7 @@ type Config struct {
 type settings struct {
 	Config
 	root  string // absolute, symbolic links resolved
+	alias string // absolute, as configured
 	spill *spiller
 }
 
@@ -125,7 +126,7 @@ func (c Config) resolve() (*settings, error) {
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
 	}
-	return &settings{Config: c, root: real, spill: &spiller{dir: c.SpillDir}}, nil
+	return &settings{Config: c, root: real, alias: abs, spill: &spiller{dir: c.SpillDir}}, nil
 }
 
 // searchError is a coded SearchError.

@@ -39,17 +39,30 @@ func sandboxDenied(p string) error {
 		Message: "path " + quote(p) + " is outside the workspace"}
 }
 
-// resolveTarget confines p (relative to the workspace root, or absolute) to the workspace
-// and stats it. An empty p is the root. Symbolic links may not lead out of the workspace.
-func resolveTarget(root, tool, p string) (target, error) {
-	abs := root
-	if p != "" {
-		if filepath.IsAbs(p) {
-			abs = filepath.Clean(p)
-		} else {
-			abs = filepath.Join(root, p)
+// absPath returns the absolute form of p (relative to the workspace root, or absolute; empty
+// is the root). An absolute path spelled through the configured root (before its symbolic
+// links were resolved) is rebased onto the resolved root.
+func (s *settings) absPath(p string) string {
+	if p == "" {
+		return s.root
+	}
+	if !filepath.IsAbs(p) {
+		return filepath.Join(s.root, p)
+	}
+	abs := filepath.Clean(p)
+	if _, ok := within(s.root, abs); !ok && s.alias != s.root {
+		if rel, ok := within(s.alias, abs); ok {
+			return filepath.Join(s.root, filepath.FromSlash(rel))
 		}
 	}
+	return abs
+}
+
+// resolveTarget confines p (relative to the workspace root, or absolute) to the workspace
+// and stats it. An empty p is the root. Symbolic links may not lead out of the workspace.
+func (s *settings) resolveTarget(tool, p string) (target, error) {
+	root := s.root
+	abs := s.absPath(p)
 	rel, ok := within(root, abs)
 	if !ok {
 		return target{}, sandboxDenied(p)

@@ -255,6 +255,24 @@ func TestBashWorkdir(t *testing.T) {
 	}
 }
 
+func TestWorkdirThroughSymlinkedRoot(t *testing.T) {
+	real := t.TempDir()
+	os.Mkdir(filepath.Join(real, "sub"), 0o755)
+	link := filepath.Join(t.TempDir(), "ws")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRunner(Config{Root: link})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{filepath.Join(link, "sub"), filepath.Join(real, "sub"), "sub"} {
+		if got, err := r.Workdir(dir); err != nil || got != filepath.Join(real, "sub") {
+			t.Errorf("Workdir(%s) = %q, %v", dir, got, err)
+		}
+	}
+}
+
 func TestBashArgumentErrors(t *testing.T) {
 	reg, _ := setup(t, Config{})
 	tests := []struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/dsh-go/dsh/tool"
 	"github.com/dsh-go/dsh/tools/shell"
@@ -52,7 +53,7 @@ func ExampleRunner_Run() {
 	if err != nil {
 		panic(err)
 	}
-	res, err := r.Run(context.Background(), shell.Request{Command: "sleep 5", Timeout: 50_000_000})
+	res, err := r.Run(context.Background(), shell.Request{Command: "sleep 5", Timeout: 50 * time.Millisecond})
 	if err != nil {
 		panic(err)
 	}

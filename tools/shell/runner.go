@@ -68,7 +68,8 @@ type Config struct {
 
 // Runner runs shell commands in their own process groups within a workspace.
 type Runner struct {
-	root       string
+	root       string // absolute, symbolic links resolved
+	alias      string // absolute, as configured
 	timeout    time.Duration
 	maxTimeout time.Duration
 	maxOutput  int
@@ -102,6 +103,7 @@ func NewRunner(cfg Config) (*Runner, error) {
 	}
 	r := &Runner{
 		root:       root,
+		alias:      abs,
 		timeout:    orDefault(cfg.Timeout, DefaultTimeout),
 		maxTimeout: orDefault(cfg.MaxTimeout, DefaultMaxTimeout),
 		maxOutput:  orDefault(cfg.MaxOutputBytes, DefaultMaxOutputBytes),
@@ -214,6 +216,11 @@ func (r *Runner) Workdir(dir string) (string, error) {
 		abs = filepath.Join(r.root, dir)
 	}
 	abs = filepath.Clean(abs)
+	if !inside(r.root, abs) && inside(r.alias, abs) {
+		// Spelled through the configured root, before its symbolic links were resolved.
+		rel, _ := filepath.Rel(r.alias, abs)
+		abs = filepath.Join(r.root, rel)
+	}
 	if !inside(r.root, abs) {
 		return "", sandboxDenied(dir)
 	}
