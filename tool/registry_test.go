@@ -607,6 +607,29 @@ func TestGuards(t *testing.T) {
 			t.Errorf("second = %q", got)
 		}
 	})
+	t.Run("a guard that replaces itself takes effect from the next call", func(t *testing.T) {
+		reg := newReg(t)
+		a := reg.NewScope("a", nil)
+		register(t, reg, strTool("t", "ran:t"))
+		register(t, a, strTool("scope_sibling", ""))
+		var calls []string
+		var lift func()
+		lift = a.Guard(func(*tool.Execution) string {
+			calls = append(calls, "first")
+			lift()
+			a.Guard(func(*tool.Execution) string {
+				calls = append(calls, "replacement")
+				return "replacement denial"
+			})
+			return ""
+		})
+		if got := run(reg, "t", a); got != "ran:t" || !slices.Equal(calls, []string{"first"}) {
+			t.Errorf("first call = %q, guards %v", got, calls)
+		}
+		if got := run(reg, "t", a); got != "Error: replacement denial" || !slices.Equal(calls, []string{"first", "replacement"}) {
+			t.Errorf("second call = %q, guards %v", got, calls)
+		}
+	})
 	t.Run("guards do not emit changes", func(t *testing.T) {
 		reg := newReg(t)
 		var changes []tool.Change
