@@ -194,6 +194,12 @@ func (m *Mount) supervise(first chan<- error) {
 				<-gen.closed
 			}
 		}
+		if err == nil {
+			m.up(gen)
+		} else if m.ctx.Err() == nil {
+			m.fail(err)
+			m.log.Warn(fmt.Sprintf("%s: connection attempt failed: %v", m.label, err))
+		}
 		if startup {
 			first <- err
 			startup = false
@@ -202,21 +208,18 @@ func (m *Mount) supervise(first chan<- error) {
 			}
 		}
 		if m.ctx.Err() != nil {
-			if gen != nil && err == nil {
+			if err == nil {
 				gen.session.Close()
 				<-gen.closed
 			}
 			return
 		}
 		if err != nil {
-			m.fail(err)
-			m.log.Warn(fmt.Sprintf("%s: connection attempt failed: %v", m.label, err))
 			if !m.backoff(false) {
 				return
 			}
 			continue
 		}
-		m.up(gen)
 		if !m.serve(gen) {
 			return
 		}
