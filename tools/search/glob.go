@@ -18,7 +18,7 @@ import (
 
 // GlobInput is the arguments of the glob tool.
 type GlobInput struct {
-	Pattern string  `json:"pattern" jsonschema:"Glob to match file paths against, e.g. \"**/*.go\" or \"cmd/*/main.go\". Without a \"/\" it matches file names at any depth (\"*.md\" finds every Markdown file); with one it matches the path below the search directory."`
+	Pattern string  `json:"pattern" jsonschema:"Glob to match file paths against, e.g. \"**/*.go\" or \"cmd/*/main.go\". Without a \"/\" it matches file names at any depth (\"*.md\" finds every Markdown file); with one it matches the path below the search directory or from the workspace root."`
 	Path    *string `json:"path,omitempty" jsonschema:"Directory to search in, relative to the workspace. Defaults to the whole workspace."`
 }
 
@@ -124,7 +124,7 @@ func (g *globTool) collect(ctx context.Context, t target, m matcher) ([]globHit,
 	var hits []globHit
 	bytes := 0
 	err := g.walker.walk(ctx, t, func(rel, sub string, d fs.DirEntry) error {
-		if !m.match(sub) {
+		if !m.match(rel, sub) {
 			return nil
 		}
 		info, err := d.Info()

@@ -62,6 +62,8 @@ func TestGlobPatterns(t *testing.T) {
 		{`{"pattern":"*_test"}`, []string{"a/b/deep/z_test"}},
 		{`{"pattern":"*.go","path":"a"}`, []string{"a/b/c.go", "a/x.go"}},
 		{`{"pattern":"b/*.go","path":"a"}`, []string{"a/b/c.go"}},
+		{`{"pattern":"a/b/*.go","path":"a"}`, []string{"a/b/c.go"}}, // relative to the root, as in ripgrep
+		{`{"pattern":"a/*.go","path":"a/b"}`, []string{}},
 		{`{"pattern":"*","path":"a/b/deep"}`, []string{"a/b/deep/z_test"}},
 		{`{"pattern":"*.go","path":"./a/../a"}`, []string{"a/b/c.go", "a/x.go"}},
 		{`{"pattern":"*.go","path":"` + filepath.Join(root, "a") + `"}`, []string{"a/b/c.go", "a/x.go"}},

@@ -244,7 +244,7 @@ func (g *grepTool) search(ctx context.Context, eng *grepEngine, t target, inc *m
 	}
 	index := 0
 	walkErr := g.walker.walk(ctx, t, func(rel, sub string, _ fs.DirEntry) error {
-		if inc != nil && !inc.match(sub) {
+		if inc != nil && !inc.match(rel, sub) {
 			return nil
 		}
 		select {

@@ -210,7 +210,8 @@ func joinRel(dir, name string) string {
 
 // matcher matches file paths against a glob with ripgrep's --glob conventions: a pattern
 // without "/" matches the base name at any depth; one with "/" matches the path relative to
-// the search directory (a leading "/" is optional).
+// the search directory or, as ripgrep has it, to the workspace root (a leading "/" is
+// optional). Accepting both spares the model guessing which one a pattern is relative to.
 type matcher struct {
 	glob     string
 	basename bool
@@ -228,11 +229,14 @@ func newMatcher(pattern string) (matcher, bool) {
 	return matcher{glob: p, basename: basename}, true
 }
 
-func (m matcher) match(sub string) bool {
-	s := sub
+func (m matcher) match(rel, sub string) bool {
 	if m.basename {
-		s = path.Base(sub)
+		ok, _ := doublestar.Match(m.glob, path.Base(sub))
+		return ok
 	}
-	ok, _ := doublestar.Match(m.glob, s)
+	if ok, _ := doublestar.Match(m.glob, sub); ok {
+		return true
+	}
+	ok, _ := doublestar.Match(m.glob, rel)
 	return ok
 }
