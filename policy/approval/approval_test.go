@@ -108,7 +108,9 @@ func (f *fixture) events() []string {
 }
 
 func reply(outcome tool.ApprovalOutcome) func(context.Context, approval.Question) (approval.Reply, error) {
-	return func(context.Context, approval.Question) (approval.Reply, error) { return approval.Reply{Outcome: outcome}, nil }
+	return func(context.Context, approval.Question) (approval.Reply, error) {
+		return approval.Reply{Outcome: outcome}, nil
+	}
 }
 
 const reason = `tool \"bash\" requires approval by permission rule \"bash(git push*)\"`

@@ -50,7 +50,7 @@ func NewTerminal(in io.Reader, out io.Writer) *Terminal {
 		in:    bufio.NewReader(in),
 		out:   out,
 		turn:  make(chan struct{}, 1),
-		lines: make(chan line),
+		lines: make(chan line, 1),
 		quit:  make(chan struct{}),
 	}
 }

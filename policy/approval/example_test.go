@@ -1,0 +1,68 @@
+package approval_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/dsh-go/dsh/jsonv"
+	"github.com/dsh-go/dsh/policy/approval"
+	"github.com/dsh-go/dsh/policy/rules"
+	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tool"
+)
+
+type bashIn struct {
+	Command string `json:"command" jsonschema:"the command to run"`
+}
+
+func Example() {
+	reg, _ := tool.NewRegistry(tool.Config{})
+	bash := tool.Must(tool.New("bash", "Runs a command.", func(_ context.Context, _ *tool.Call, in bashIn) (string, error) {
+		return "ran: " + in.Command, nil
+	}))
+	if _, err := reg.Register(bash); err != nil {
+		panic(err)
+	}
+	if _, err := rules.Install(reg.Global(), rules.Config{Ask: []string{"bash(git push*)"}, Workspace: "/work/project"}); err != nil {
+		panic(err)
+	}
+
+	// The person at the terminal answers "always" to the first question.
+	var screen strings.Builder
+	tty := approval.NewTerminal(strings.NewReader("a\n"), &screen)
+	defer tty.Close()
+	log := session.NewMemory(nil)
+	log.Append(session.TurnStart{Turn: 0}.Event())
+	if _, err := approval.Install(reg, approval.Config{Prompter: tty, Auditor: approval.NewSessionAuditor(log)}); err != nil {
+		panic(err)
+	}
+
+	agent := reg.NewScope("agent", nil)
+	defer agent.Close()
+	for i := range 2 {
+		res := reg.Execute(context.Background(), tool.Input{CallID: fmt.Sprint("call_", i), Name: "bash",
+			Args: tool.ParseArguments(`{"command":"git push"}`), Agent: agent})
+		fmt.Println("=>", res.Content[0].Text)
+	}
+	fmt.Println(strings.TrimSpace(screen.String()))
+	for _, e := range log.Events()[1:] {
+		if d, err := session.DecodeApprovalDecided(e); err == nil {
+			fmt.Println(e.Type, d.Outcome)
+		} else {
+			b, _ := jsonv.Marshal(e.Data)
+			fmt.Println(e.Type, strings.Replace(string(b), e.Data.(*jsonv.Object).Members()[0].Value.(string), "<id>", 1))
+		}
+	}
+	// Output:
+	// => ran: git push
+	// => ran: git push
+	// Approval needed: tool bash (call call_0)
+	//   reason: tool "bash" requires approval by permission rule "bash(git push*)"
+	//   command: git push
+	// Allow? [y]es, [n]o, [a]lways (this command, for this session):
+	// approval/asked {"id":"<id>","toolName":"bash","callId":"call_0","reason":"tool \"bash\" requires approval by permission rule \"bash(git push*)\""}
+	// approval/decided allowed-once
+	// approval/asked {"id":"<id>","toolName":"bash","callId":"call_1","reason":"tool \"bash\" requires approval by permission rule \"bash(git push*)\""}
+	// approval/decided allowed-once
+}
