@@ -197,6 +197,17 @@ func TestCallerCancellationCancelsTheServerCall(t *testing.T) {
 		t.Fatalf("cancelled hang: %+v", res.Error)
 	}
 	eventually(t, "the server to log the cancellation", func() bool { return strings.Contains(stderrOf(m), "cancelled ") })
+
+	// The bad server ignores cancellation and answers late; the bridge notes and drops that
+	// answer. (This is the detector the npm cancellation test relies on.)
+	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if res := e.call(ctx, "mcp__bad__slow", `{"ms":300}`); code(res) != tool.CodeAborted {
+		t.Fatalf("cancelled slow: %+v", res.Error)
+	}
+	eventually(t, "the late answer to be noted", func() bool {
+		return slices.ContainsFunc(m.Notes(), func(n string) bool { return strings.Contains(n, "discarded a late response to abandoned request") })
+	})
 }
 
 func TestCrashMidCallReconnects(t *testing.T) {
@@ -465,4 +476,3 @@ func TestInstall(t *testing.T) {
 		t.Errorf("a failed Install left %v", reg.Names(nil))
 	}
 }
-

@@ -1,0 +1,229 @@
+package mcp_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-go/dsh/internal/mcptest"
+	"github.com/dsh-go/dsh/jsonv"
+	"github.com/dsh-go/dsh/mcp"
+	"github.com/dsh-go/dsh/tool"
+)
+
+// These tests run the bridge against MCP servers no one here wrote, installed from npm by
+// scripts/npm-deps.sh. Missing packages fail the tests: they are part of the suite.
+
+func nodeModules(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nm, err := mcptest.NodeModules(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("node is not installed: run scripts/npm-deps.sh")
+	}
+	return nm
+}
+
+func everythingConfig(t *testing.T) mcp.ServerConfig {
+	nm := nodeModules(t)
+	return mcp.ServerConfig{
+		Command: "node",
+		Args:    []string{filepath.Join(nm, "@modelcontextprotocol/server-everything/dist/index.js"), "stdio"},
+	}
+}
+
+func TestServerEverything(t *testing.T) {
+	e := newEnv(t, mcp.Options{Environ: append(os.Environ(), "MY_API_KEY=sekrit", "DSH_HOME=/nowhere", "PLAIN_MCP_TEST_VAR=visible")})
+	cfg := everythingConfig(t)
+	cfg.Env = map[string]string{"EXPLICIT_TOKEN": "passed-on-purpose"}
+	m := e.mount("everything", cfg)
+	want := []string{"echo", "get-annotated-message", "get-env", "get-resource-links", "get-resource-reference",
+		"get-structured-content", "get-sum", "get-tiny-image", "gzip-file-as-resource", "toggle-simulated-logging",
+		"toggle-subscriber-updates", "trigger-long-running-operation"}
+	var raw []string
+	for _, ti := range m.Tools() {
+		raw = append(raw, ti.RawName)
+	}
+	for _, w := range want {
+		if !slices.Contains(raw, w) {
+			t.Fatalf("tool %q is not listed; listed: %v", w, raw)
+		}
+	}
+	ctx := context.Background()
+	calls := []struct {
+		tool, args string
+		check      func(t *testing.T, res *tool.Result)
+	}{
+		{"echo", `{"message":"hello"}`, wantText("Echo: hello")},
+		{"get-sum", `{"a":2,"b":40}`, wantText("The sum of 2 and 40 is 42.")},
+		{"get-annotated-message", `{"messageType":"success","includeImage":true}`, wantContains("[image unavailable: image/png; this result was not admitted to durable model context")},
+		{"get-tiny-image", `{}`, wantText("Here's the image you requested:\n[image unavailable: image/png; this result was not admitted to durable model context; raw image data remains available to programmatic callers]\nThe image above is the MCP logo.")},
+		{"get-resource-links", `{"count":2}`, wantContains("Resource link: ")},
+		{"get-resource-reference", `{"resourceType":"Text","resourceId":1}`, wantContains("[embedded resource unsupported; raw resource data remains available to programmatic callers]")},
+		{"get-structured-content", `{"location":"Chicago"}`, func(t *testing.T, res *tool.Result) {
+			sc, ok := res.Value.(*jsonv.Object).Get("structuredContent")
+			if !ok {
+				t.Fatalf("no structuredContent in %v", res.Value)
+			}
+			if _, ok := sc.(*jsonv.Object).Get("temperature"); !ok {
+				t.Errorf("structuredContent = %v", sc)
+			}
+		}},
+		{"get-env", `{}`, func(t *testing.T, res *tool.Result) {
+			s := text(t, res)
+			for _, in := range []string{"PLAIN_MCP_TEST_VAR", "EXPLICIT_TOKEN"} {
+				if !strings.Contains(s, in) {
+					t.Errorf("the server's environment lacks %s", in)
+				}
+			}
+			for _, out := range []string{"MY_API_KEY", "DSH_HOME"} {
+				if strings.Contains(s, out) {
+					t.Errorf("the server's environment has scrubbed %s", out)
+				}
+			}
+		}},
+		{"gzip-file-as-resource", `{"name":"hi.gz","data":"data:text/plain;base64,aGVsbG8=","outputType":"resourceLink"}`, wantContains("Resource link: hi.gz")},
+		{"toggle-simulated-logging", `{}`, wantContains("logging")},
+		{"toggle-subscriber-updates", `{}`, wantContains("")},
+		{"trigger-long-running-operation", `{"duration":0.2,"steps":2}`, wantText("Long running operation completed. Duration: 0.2 seconds, Steps: 2.")},
+		// The server's argument validation failure comes back as a failed call.
+		{"get-sum", `{"a":"two"}`, func(t *testing.T, res *tool.Result) {
+			if !res.IsError || res.Error.Info != nil {
+				t.Fatalf("invalid arguments: %+v", res)
+			}
+		}},
+	}
+	for _, c := range calls {
+		t.Run(c.tool, func(t *testing.T) {
+			res := e.call(ctx, mcp.PublicToolName("everything", c.tool), c.args)
+			if res.IsError && !strings.Contains(c.args, `"two"`) {
+				t.Fatalf("%s failed: %+v", c.tool, res.Error)
+			}
+			c.check(t, res)
+		})
+	}
+}
+
+func TestServerEverythingCancellation(t *testing.T) {
+	e := newEnv(t, mcp.Options{})
+	m := e.mount("everything", everythingConfig(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	res := e.call(ctx, "mcp__everything__trigger-long-running-operation", `{"duration":1.5,"steps":3}`)
+	if code(res) != tool.CodeAborted {
+		t.Fatalf("cancelled call: %+v", res)
+	}
+	if time.Since(start) > 1200*time.Millisecond {
+		t.Errorf("the cancelled call took %v: it waited for the operation", time.Since(start))
+	}
+	// The server received notifications/cancelled: the TypeScript SDK aborts the request and
+	// never sends its response, so no late answer arrives after the operation's duration.
+	time.Sleep(1700 * time.Millisecond)
+	for _, n := range m.Notes() {
+		if strings.Contains(n, "late response") {
+			t.Fatalf("the server answered the cancelled request: %s", n)
+		}
+	}
+	// Contrast: a call abandoned by dsh without notifying the server would be answered late;
+	// the same operation run to completion is answered.
+	if res := e.call(context.Background(), "mcp__everything__trigger-long-running-operation", `{"duration":0.1,"steps":1}`); res.IsError {
+		t.Fatalf("uncancelled operation: %+v", res.Error)
+	}
+}
+
+func TestServerFilesystem(t *testing.T) {
+	nm := nodeModules(t)
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\nbeta\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, mcp.Options{})
+	m := e.mount("fs", mcp.ServerConfig{
+		Command: "node",
+		Args:    []string{filepath.Join(nm, "@modelcontextprotocol/server-filesystem/dist/index.js"), dir},
+	})
+	want := []string{"read_file", "read_text_file", "read_media_file", "read_multiple_files", "write_file", "edit_file",
+		"create_directory", "list_directory", "list_directory_with_sizes", "directory_tree", "move_file", "search_files",
+		"get_file_info", "list_allowed_directories"}
+	var raw []string
+	for _, ti := range m.Tools() {
+		raw = append(raw, ti.RawName)
+	}
+	for _, w := range want {
+		if !slices.Contains(raw, w) {
+			t.Fatalf("tool %q is not listed; listed: %v", w, raw)
+		}
+	}
+	p := func(name string) string { return filepath.Join(dir, name) }
+	q := func(s string) string { b, _ := jsonv.Marshal(s); return string(b) }
+	ctx := context.Background()
+	steps := []struct {
+		tool, args string
+		check      func(t *testing.T, res *tool.Result)
+	}{
+		{"list_allowed_directories", `{}`, wantContains(dir)},
+		{"read_text_file", `{"path":` + q(p("a.txt")) + `}`, wantText("alpha\nbeta\n")},
+		{"write_file", `{"path":` + q(p("b.txt")) + `,"content":"written by dsh"}`, wantContains("Successfully wrote")},
+		{"edit_file", `{"path":` + q(p("b.txt")) + `,"edits":[{"oldText":"dsh","newText":"the bridge"}]}`, wantContains("+written by the bridge")},
+		{"read_file", `{"path":` + q(p("b.txt")) + `}`, wantText("written by the bridge")},
+		{"read_multiple_files", `{"paths":[` + q(p("a.txt")) + `,` + q(p("b.txt")) + `]}`, wantContains("written by the bridge")},
+		{"create_directory", `{"path":` + q(p("sub")) + `}`, wantContains("Successfully created")},
+		{"move_file", `{"source":` + q(p("b.txt")) + `,"destination":` + q(p("sub/c.txt")) + `}`, wantContains("Successfully moved")},
+		{"list_directory", `{"path":` + q(dir) + `}`, wantContains("[DIR] sub")},
+		{"list_directory_with_sizes", `{"path":` + q(dir) + `}`, wantContains("a.txt")},
+		{"directory_tree", `{"path":` + q(dir) + `}`, wantContains(`"c.txt"`)},
+		{"search_files", `{"path":` + q(dir) + `,"pattern":"**/c.txt"}`, wantContains("c.txt")},
+		{"get_file_info", `{"path":` + q(p("a.txt")) + `}`, wantContains("size: 11")},
+		{"read_media_file", `{"path":` + q(p("a.txt")) + `}`, wantContains("")},
+	}
+	for _, s := range steps {
+		t.Run(s.tool, func(t *testing.T) {
+			res := e.call(ctx, mcp.PublicToolName("fs", s.tool), s.args)
+			if res.IsError {
+				t.Fatalf("%s failed: %+v", s.tool, res.Error)
+			}
+			s.check(t, res)
+		})
+	}
+	if b, err := os.ReadFile(p("sub/c.txt")); err != nil || string(b) != "written by the bridge" {
+		t.Errorf("sub/c.txt = %q, %v", b, err)
+	}
+	// Errors are mapped: a path outside the allowed directory is the server's isError.
+	res := e.call(ctx, "mcp__fs__read_text_file", `{"path":"/etc/hostname"}`)
+	if !res.IsError || res.Error.Info != nil || !strings.Contains(res.Error.Message, "Access denied") {
+		t.Errorf("outside read: %+v", res)
+	}
+}
+
+func wantText(want string) func(*testing.T, *tool.Result) {
+	return func(t *testing.T, res *tool.Result) {
+		t.Helper()
+		if got := text(t, res); got != want {
+			t.Errorf("content = %q, want %q", got, want)
+		}
+	}
+}
+
+func wantContains(want string) func(*testing.T, *tool.Result) {
+	return func(t *testing.T, res *tool.Result) {
+		t.Helper()
+		if got := text(t, res); !strings.Contains(got, want) {
+			t.Errorf("content = %q, want it to contain %q", got, want)
+		}
+	}
+}
