@@ -34,26 +34,28 @@ func Example() {
 		panic(err)
 	}
 	res := reg.Execute(context.Background(), tool.Input{CallID: "c1", Name: "logs", Args: tool.ParseArguments(`{"lines":1000}`)})
-	fmt.Println(res.Content[0].Text)
+	for _, line := range strings.Split(res.Content[0].Text, "\n") {
+		fmt.Println("|" + line)
+	}
 	// Output:
-	// line 0000
-	// line 0001
-	// line 0002
-	// line 0003
-	// line 0004
-	// line 0005
-	// line 0006
-	// line 000e 0992
-	// line 0993
-	// line 0994
-	// line 0995
-	// line 0996
-	// line 0997
-	// line 0998
-	// line 0999
-	//
-	//
-	// (Omitted 9845 bytes. Full formatted result stored at: /tmp/spill/logs.txt. Use read with offset/limit, or grep this path to search within it.)
+	// |line 0000
+	// |line 0001
+	// |line 0002
+	// |line 0003
+	// |line 0004
+	// |line 0005
+	// |line 0006
+	// |line 000e 0992
+	// |line 0993
+	// |line 0994
+	// |line 0995
+	// |line 0996
+	// |line 0997
+	// |line 0998
+	// |line 0999
+	// |
+	// |
+	// |(Omitted 9845 bytes. Full formatted result stored at: /tmp/spill/logs.txt. Use read with offset/limit, or grep this path to search within it.)
 }
 
 type storeFunc func(ctx context.Context, req spill.SaveRequest) (spill.Ref, error)
