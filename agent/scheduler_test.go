@@ -54,30 +54,6 @@ func (r *recorder) list() []string {
 	return slices.Clone(r.events)
 }
 
-// gate lets a test release tool bodies one by one.
-type gate struct {
-	mu      sync.Mutex
-	waiting map[string]chan struct{}
-	started chan string
-}
-
-func newGate() *gate {
-	return &gate{waiting: map[string]chan struct{}{}, started: make(chan string, 100)}
-}
-
-func (g *gate) ch(id string) chan struct{} {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	c, ok := g.waiting[id]
-	if !ok {
-		c = make(chan struct{})
-		g.waiting[id] = c
-	}
-	return c
-}
-
-func (g *gate) release(id string) { close(g.ch(id)) }
-
 type waitArgs struct {
 	ID string `json:"id"`
 }

@@ -1,0 +1,231 @@
+package agent
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dsh-go/dsh/llm"
+	"github.com/dsh-go/dsh/tool"
+)
+
+// UnlistedTools is the rest entry of a tool order: the place where every tool the order does
+// not list is inserted, in name order.
+const UnlistedTools = "<unlisted-tools>"
+
+// codeOnlyInstruction is the tools:code-only section (SPEC §2.10), shown only to an agent
+// whose presentation mode is exactly code.
+const codeOnlyInstruction = "`run_code` is the only tool you can call directly — a tool call naming any other tool fails. Reach every tool the SDK declares below from inside the program."
+
+// Section orders of the built-in prompt sections. Sections are rendered in ascending order;
+// the reference places per-tool guidance at 100–199 (the Code Mode SDK at 150).
+const (
+	OrderIdentity    = -100 // the base prompt (or Config.SystemPrompt)
+	OrderEnvironment = -50  // the workspace and the date
+	OrderCodeOnly    = 99   // the Code Mode instruction
+	OrderSDK         = 150  // where the Code Mode SDK section belongs
+)
+
+// BasePrompt is the default identity section of the system prompt.
+const BasePrompt = "You are dsh, an AI agent that completes the user's task by calling the tools provided to you. " +
+	"Every tool call runs under this deployment's policies: a call can be denied, need a person's approval, or time out. " +
+	"When a call fails, read the error and change your approach instead of repeating the same call. " +
+	"When the task is done, reply with a short summary of what you did and what you found."
+
+// PromptSection is one ordered part of the system prompt.
+type PromptSection struct {
+	// Name identifies the section in errors and tests, e.g. "tools:sdk".
+	Name string
+	// Order places the section: lower first, ties keep their insertion order.
+	Order float64
+	// Text is the section's text; an empty section is dropped.
+	Text string
+}
+
+// PromptInfo is what a PromptSectionFunc may depend on.
+type PromptInfo struct {
+	// Registry is the agent's tool registry and Scope its scope.
+	Registry *tool.Registry
+	Scope    *tool.Scope
+	// Mode is the agent's effective presentation mode.
+	Mode tool.Mode
+	// Workspace is Config.Workspace.
+	Workspace string
+	// Turn and Step are the step the prompt is assembled for.
+	Turn, Step int
+}
+
+// PromptSectionFunc contributes sections to the system prompt. It runs before every step
+// (the prompt may change when tools change); an error ends the turn before the step starts.
+// Code Mode uses it to add the SDK of the tools a program may call.
+type PromptSectionFunc func(ctx context.Context, info PromptInfo) ([]PromptSection, error)
+
+// assembly is the system prompt and the tools of one step.
+type assembly struct {
+	system string
+	tools  []llm.ToolSchema
+}
+
+// assemble builds the system prompt and the offered tools for one step.
+func (a *Agent) assemble(ctx context.Context, turn, step int) (assembly, error) {
+	mode := a.reg.ModeFor(a.scope)
+	schemas, known, err := wireTools(a.reg, a.scope, mode)
+	if err != nil {
+		return assembly{}, err
+	}
+	schemas, err = orderTools(schemas, a.cfg.ToolOrder, known)
+	if err != nil {
+		return assembly{}, err
+	}
+	identity := a.cfg.SystemPrompt
+	if identity == "" {
+		identity = BasePrompt
+	}
+	sections := []PromptSection{
+		{Name: "dsh:identity", Order: OrderIdentity, Text: identity},
+		{Name: "dsh:environment", Order: OrderEnvironment, Text: environment(a.cfg.Workspace, a.now())},
+	}
+	if mode == tool.ModeCode {
+		sections = append(sections, PromptSection{Name: "tools:code-only", Order: OrderCodeOnly, Text: codeOnlyInstruction})
+	}
+	info := PromptInfo{Registry: a.reg, Scope: a.scope, Mode: mode, Workspace: a.cfg.Workspace, Turn: turn, Step: step}
+	for _, fn := range a.cfg.PromptSections {
+		more, err := fn(ctx, info)
+		if err != nil {
+			return assembly{}, fmt.Errorf("system prompt: %w", err)
+		}
+		sections = append(sections, more...)
+	}
+	tools := make([]llm.ToolSchema, len(schemas))
+	for i, s := range schemas {
+		tools[i] = llm.ToolSchema{Name: s.Name, Description: s.Description, Parameters: s.Parameters}
+	}
+	return assembly{system: RenderPrompt(sections), tools: tools}, nil
+}
+
+// environment is the section stating where the agent works and when.
+func environment(workspace string, now time.Time) string {
+	var b strings.Builder
+	if workspace != "" {
+		fmt.Fprintf(&b, "Your workspace is %s; relative paths are resolved against it. ", workspace)
+	}
+	fmt.Fprintf(&b, "Today's date is %s.", now.Format("2006-01-02"))
+	return b.String()
+}
+
+// RenderPrompt renders sections in ascending order (stable for ties), drops the empty ones
+// and joins the rest with blank lines.
+func RenderPrompt(sections []PromptSection) string {
+	sorted := slices.Clone(sections)
+	slices.SortStableFunc(sorted, func(x, y PromptSection) int { return cmp.Compare(x.Order, y.Order) })
+	var parts []string
+	for _, s := range sorted {
+		if s.Text != "" {
+			parts = append(parts, s.Text)
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// wireTools returns the schemas offered to the model in mode and the names a tool order may
+// list (SPEC §2.10): native offers every visible schema and knows every name the scope
+// knows before restrictions; code offers and knows only run_code; both offers every visible
+// schema including run_code and knows the scope's names plus run_code.
+func wireTools(reg *tool.Registry, scope *tool.Scope, mode tool.Mode) ([]tool.Schema, []string, error) {
+	schemas, err := reg.Schemas(scope)
+	if err != nil {
+		return nil, nil, err
+	}
+	known := reg.KnownNames(scope)
+	switch mode {
+	case tool.ModeCode:
+		schemas = slices.DeleteFunc(schemas, func(s tool.Schema) bool { return s.Name != tool.RunCodeName })
+		known = []string{tool.RunCodeName}
+	case tool.ModeBoth:
+		if !slices.Contains(known, tool.RunCodeName) {
+			known = append(known, tool.RunCodeName)
+		}
+	}
+	return schemas, known, nil
+}
+
+// checkToolOrder validates a configured tool order: no duplicates and exactly one rest
+// entry. Names are checked against the registry at every assembly.
+func checkToolOrder(order []string) error {
+	if order == nil {
+		return nil
+	}
+	seen := make(map[string]bool, len(order))
+	for _, n := range order {
+		if seen[n] {
+			return fmt.Errorf("toolOrder lists \"%s\" more than once", n)
+		}
+		seen[n] = true
+	}
+	if !seen[UnlistedTools] {
+		return fmt.Errorf("toolOrder must contain the \"%s\" rest entry (where unlisted tools are inserted)", UnlistedTools)
+	}
+	return nil
+}
+
+// orderTools orders schemas by name, or by order when one is configured: listed tools take
+// their listed place (a listed tool hidden in this scope is simply absent) and the others
+// go, by name, where the rest entry stands. A listed name the scope does not know fails.
+func orderTools(schemas []tool.Schema, order []string, known []string) ([]tool.Schema, error) {
+	byName := func(x, y tool.Schema) int { return strings.Compare(x.Name, y.Name) }
+	for _, s := range schemas {
+		if s.Name == UnlistedTools {
+			return nil, fmt.Errorf("tool provider returned reserved tool name \"%s\" (reserved for toolOrder's rest entry)", UnlistedTools)
+		}
+	}
+	out := slices.Clone(schemas)
+	if order == nil {
+		slices.SortFunc(out, byName)
+		return out, nil
+	}
+	var unknown []string
+	for _, n := range order {
+		if n != UnlistedTools && !slices.Contains(known, n) {
+			unknown = append(unknown, `"`+n+`"`)
+		}
+	}
+	if len(unknown) > 0 {
+		names := slices.Sorted(slices.Values(known))
+		list := strings.Join(names, ", ")
+		if list == "" {
+			list = "(none)"
+		}
+		plural := ""
+		if len(unknown) > 1 {
+			plural = "s"
+		}
+		return nil, fmt.Errorf("toolOrder lists unregistered tool%s %s; known tools: %s", plural, strings.Join(unknown, ", "), list)
+	}
+	listed := make(map[string]bool, len(order))
+	for _, n := range order {
+		listed[n] = true
+	}
+	var rest []tool.Schema
+	for _, s := range out {
+		if !listed[s.Name] {
+			rest = append(rest, s)
+		}
+	}
+	slices.SortFunc(rest, byName)
+	ordered := make([]tool.Schema, 0, len(out))
+	for _, n := range order {
+		if n == UnlistedTools {
+			ordered = append(ordered, rest...)
+			continue
+		}
+		for _, s := range out {
+			if s.Name == n {
+				ordered = append(ordered, s)
+			}
+		}
+	}
+	return ordered, nil
+}
