@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"go.yaml.in/yaml/v3"
@@ -275,12 +276,10 @@ func (s *Service) Remembered() []string {
 	}
 	slices.Sort(out)
 	for i, k := range out {
-		tool, rest, ok := cut0(k)
-		if !ok {
-			continue
+		if name, rest, ok := strings.Cut(k, "\x00"); ok {
+			arg, value, _ := strings.Cut(rest, "\x00")
+			out[i] = name + " " + arg + ": " + value
 		}
-		name, value, _ := cut0(rest)
-		out[i] = tool + " " + name + ": " + value
 	}
 	return out
 }
@@ -290,13 +289,4 @@ func (s *Service) Forget() {
 	s.mu.Lock()
 	clear(s.always)
 	s.mu.Unlock()
-}
-
-func cut0(s string) (before, after string, ok bool) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0 {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
 }
