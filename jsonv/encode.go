@@ -20,7 +20,7 @@ import (
 // them to the front, while a jsonv object keeps the order it was given.
 func Marshal(v any) ([]byte, error) {
 	e := encoder{}
-	return e.encode(nil, v)
+	return e.encode(make([]byte, 0, 128), v)
 }
 
 // MarshalIndent is like Marshal but lays the value out like JSON.stringify(v, null, indent):
@@ -29,7 +29,7 @@ func Marshal(v any) ([]byte, error) {
 // first 10 UTF-16 code units of indent are used, and an empty indent means compact output.
 func MarshalIndent(v any, indent string) ([]byte, error) {
 	e := encoder{indent: truncateIndent(indent)}
-	return e.encode(nil, v)
+	return e.encode(make([]byte, 0, 256), v)
 }
 
 // Canonical encodes a jsonv value compactly with the members of every object sorted, arrays

@@ -79,13 +79,17 @@ const linearAncestry = 32
 // so a container met again while it is still on the chain is its own ancestor: a cycle.
 // Shared (DAG) references are not cycles and pass.
 type ancestry struct {
-	list []ident
-	set  map[ident]struct{}
+	list  []ident
+	set   map[ident]struct{}
+	small [4]ident // backs list for shallow values, so most walks allocate nothing here
 }
 
 // enter pushes id on the chain and reports false, leaving the chain unchanged, if id is
 // already on it.
 func (a *ancestry) enter(id ident) bool {
+	if a.list == nil {
+		a.list = a.small[:0]
+	}
 	if a.set == nil && len(a.list) >= linearAncestry {
 		a.set = make(map[ident]struct{}, 2*len(a.list))
 		for _, x := range a.list {

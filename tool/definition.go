@@ -45,7 +45,16 @@ type Definition struct {
 	// PresentResult returns the completed UI card of a result, or nil for the generic
 	// fallback. It also runs on log replay, so it must depend only on its inputs.
 	PresentResult func(args any, res card.ToolResult) *card.Result
+
+	// trusted marks definitions built by New: their body returns freshly encoded values and
+	// their projections decode into fresh Go values, so the pipeline need not copy what it
+	// hands them.
+	trusted bool
 }
+
+// ownedValue is a canonical value a trusted body has just built: lossless by construction
+// and referenced by nothing else, so the pipeline adopts it without a snapshot.
+type ownedValue struct{ v any }
 
 // Output declares what a successful call returns.
 type Output struct {

@@ -37,6 +37,12 @@ type Invocation struct {
 	result    *Result
 	invoked   atomic.Bool // the body was invoked
 	call      *Call       // the body's view, once dispatched
+
+	// Storage for the execution, its token and the body's view, allocated with the
+	// invocation instead of separately.
+	execVal Execution
+	tokVal  Token
+	callVal Call
 }
 
 // Execution returns the invocation's immutable execution.
@@ -68,8 +74,10 @@ func (r *Registry) Prepare(ctx context.Context, in Input) *Invocation {
 	if agent != nil && agent.global {
 		agent = nil
 	}
-	exec := &Execution{callID: in.CallID, rootCallID: root, name: in.Name, agent: agent, parent: in.Parent, token: &Token{}}
-	inv := &Invocation{r: r, ctx: ctx, exec: exec}
+	inv := &Invocation{r: r, ctx: ctx}
+	inv.execVal = Execution{callID: in.CallID, rootCallID: root, name: in.Name, agent: agent, parent: in.Parent, token: &inv.tokVal}
+	exec := &inv.execVal
+	inv.exec = exec
 
 	r.mu.RLock()
 	visible := r.lookupLocked(in.Name, agent)
@@ -157,6 +165,9 @@ func (inv *Invocation) prepare() (res *Result, post bool, err error) {
 }
 
 func runPre(ctx context.Context, exec *Execution, hs []*hook[PreExecuteFunc]) (PreDecision, error) {
+	if len(hs) == 0 {
+		return Allow(), nil
+	}
 	var step func(i int) (PreDecision, error)
 	step = func(i int) (d PreDecision, err error) {
 		if i == len(hs) {
@@ -203,7 +214,8 @@ func (inv *Invocation) Dispatch() {
 
 func (inv *Invocation) dispatch() (*Result, error) {
 	r, exec := inv.r, inv.exec
-	inv.call = &Call{Execution: exec}
+	inv.callVal.Execution = exec
+	inv.call = &inv.callVal
 	hs := admitted(r.hooks.Load().exec, exec.agent)
 	var res *Result
 	if len(hs) == 0 {
@@ -384,9 +396,14 @@ func outputError(name string, violations ...string) error {
 // render and, for top-level calls, project the presentation meta.
 func (inv *Invocation) success(e *entry, value any) (*Result, error) {
 	def := e.def
-	v, err := jsonv.Snapshot(value)
-	if err != nil {
-		return nil, outputError(def.Name, "value is not lossless JSON")
+	var v any
+	if ov, ok := value.(ownedValue); ok {
+		v = ov.v
+	} else {
+		var err error
+		if v, err = jsonv.Snapshot(value); err != nil {
+			return nil, outputError(def.Name, "value is not lossless JSON")
+		}
 	}
 	if vs := e.out.Validate(v, schema.RootValue); len(vs) > 0 {
 		return nil, outputError(def.Name, vs...)
@@ -394,16 +411,23 @@ func (inv *Invocation) success(e *entry, value any) (*Result, error) {
 	// The projections get their own copies: what they do to them cannot reach the value,
 	// the arguments or another projection.
 	args := inv.exec.args
-	blocks, err := callRender(def.Output.Render, jsonv.Clone(args), jsonv.Clone(v))
+	copyOf := jsonv.Clone
+	if def.trusted {
+		copyOf = func(x any) any { return x }
+	}
+	blocks, err := callRender(def.Output.Render, copyOf(args), copyOf(v))
 	if err != nil {
 		return nil, outputError(def.Name, "output.render failed: "+ErrorMessage(err))
 	}
 	if checkBlocks(blocks) != nil {
 		return nil, outputError(def.Name, "output.render returned non-lossless JSON")
 	}
-	res := &Result{Value: v, Content: content.Clone(blocks)}
+	if !def.trusted {
+		blocks = content.Clone(blocks)
+	}
+	res := &Result{Value: v, Content: blocks}
 	if inv.exec.parent == nil && def.Output.PresentationMeta != nil {
-		meta, err := callRender(def.Output.PresentationMeta, jsonv.Clone(args), jsonv.Clone(v))
+		meta, err := callRender(def.Output.PresentationMeta, copyOf(args), copyOf(v))
 		if err != nil {
 			return nil, outputError(def.Name, "output.presentationMeta failed: "+ErrorMessage(err))
 		}
@@ -580,10 +604,12 @@ func blockMessage(feedback []content.Block) string {
 	return msg
 }
 
-// materialize enforces the result invariants and detaches the result from every alias a
-// hook or body may still hold (SPEC §4.5 step 1): the durable projection (content, meta,
-// contexts, error) must be lossless JSON, a failure must say why it failed, a failure never
-// carries a value or concludesTurn and a success never carries an error.
+// materialize enforces the result invariants (SPEC §4.5 step 1): the durable projection
+// (content, meta, contexts, error) must be lossless JSON, a failure must say why it failed,
+// a failure never carries a value or concludesTurn and a success never carries an error.
+// It copies nothing: every stage that takes data from a body, hook or wrapper copies it on
+// the way in, and every observer gets its own copy on the way out, so the result it
+// returns is aliased by no one outside the pipeline.
 func materialize(res *Result) (*Result, error) {
 	if res.IsError && res.Error == nil {
 		return nil, errors.New("a failed result has no error")
@@ -591,18 +617,14 @@ func materialize(res *Result) (*Result, error) {
 	if err := checkDurable(res); err != nil {
 		return nil, err
 	}
-	var meta any
-	if res.Meta != nil {
+	out := *res
+	if res.Meta != nil && jsonv.Check(res.Meta) != nil {
 		m, err := jsonv.Snapshot(res.Meta)
 		if err != nil {
 			return nil, err
 		}
-		meta = m
+		out.Meta = m
 	}
-	shell := *res
-	shell.Meta = nil
-	out := shell.Clone()
-	out.Meta = meta
 	if out.IsError {
 		out.Value = nil
 		out.ConcludesTurn = false
@@ -615,7 +637,7 @@ func materialize(res *Result) (*Result, error) {
 	if out.Content == nil {
 		out.Content = []content.Block{}
 	}
-	return out, nil
+	return &out, nil
 }
 
 var errNotSerializable = errors.New("tool result must be losslessly JSON-serializable")
@@ -631,7 +653,7 @@ func (inv *Invocation) finish(res *Result) *Result {
 			out = materializeOr(Fail(err), errNotSerializable)
 		case blocks != nil:
 			next := *out
-			next.Content = blocks
+			next.Content = content.Clone(blocks)
 			out = materializeOr(&next, errNotSerializable)
 		}
 	}

@@ -210,8 +210,9 @@ func New[In, Out any](name, description string, fn Func[In, Out], opts ...Option
 			// snapshot that threw (SPEC §3.5).
 			return nil, outputError(name, "value snapshot failed: "+ErrorMessage(err))
 		}
-		return value, nil
+		return ownedValue{value}, nil
 	}
+	d.trusted = true
 	if s.render != nil {
 		d.Output.Render = func(args, value any) ([]content.Block, error) {
 			a, err := decodeIn(args)
