@@ -376,15 +376,18 @@ func TestCancelMidBatch(t *testing.T) {
 // contexts of calls that drain after it stay in the inbox and open the next turn (SPEC §5.4).
 func TestCancelParksLateContexts(t *testing.T) {
 	f := newFixture(t)
+	// c1's note is accepted before the cancellation (its result commits, then the observer
+	// cancels) while c2 is still running; c2 defers its note while draining.
+	ctx, cancel := context.WithCancel(context.Background())
 	a, m := f.agent(t, []script.Reply{
 		{ToolCalls: scriptCalls("note:c1:early", "block:c2:defer-x")},
 		{Text: "next turn"},
-	}, Config{})
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		<-f.gate.started
-		cancel()
-	}()
+	}, Config{Observer: Observer{ToolResult: func(r ToolResultEvent) {
+		if r.CallID == "c1" {
+			<-f.gate.started // c2's body runs
+			cancel()
+		}
+	}}})
 	if _, err := a.Run(ctx, "go"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
 	}
@@ -412,14 +415,14 @@ func TestCancelParksLateContexts(t *testing.T) {
 
 func TestCancelKeepInbox(t *testing.T) {
 	f := newFixture(t)
+	ctx, cancel := context.WithCancelCause(context.Background())
 	a, _ := f.agent(t, []script.Reply{
 		{ToolCalls: scriptCalls("note:c1:early", "block:c2:x")},
-	}, Config{})
-	ctx, cancel := context.WithCancelCause(context.Background())
-	go func() {
-		<-f.gate.started
-		cancel(&CancelCause{Kind: "hook", Reason: "budget spent", KeepInbox: true})
-	}()
+	}, Config{Observer: Observer{ToolResult: func(r ToolResultEvent) {
+		if r.CallID == "c1" {
+			cancel(&CancelCause{Kind: "hook", Reason: "budget spent", KeepInbox: true})
+		}
+	}}})
 	res, err := a.Run(ctx, "go")
 	var cc *CancelCause
 	if !errors.As(err, &cc) {
