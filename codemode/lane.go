@@ -1,0 +1,420 @@
+package codemode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/dsh-go/dsh/coderuntime"
+	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/jsonv"
+	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tool"
+)
+
+// lane is the per-run sub-dispatch scheduler of SPEC §6.7: one driver goroutine that starts
+// sub-calls strictly in submission order (their dispatch-start event and pre-execute stage
+// run in the lane, one at a time), lets only their dispatch stages overlap, and commits them
+// in submission order (post-execute, deferral to the outer call, the program's outcome).
+//
+// Capacity: no exclusive call active, and for an exclusive call an empty pool, for a
+// parallel one fewer than maxParallel dispatches in flight. An exclusive call holds its
+// barrier until its commit is done. The settle events are appended by a second goroutine
+// in commit order, so a slow log never delays a program's outcome; at most maxParallel of
+// them wait before the lane itself waits.
+type lane struct {
+	r        *Runner
+	ctx      context.Context // the run context: the caller context of every sub-call
+	shapeCtx context.Context // the outer context without its cancellation, for log shapers
+	call     *tool.Call
+	agent    *tool.Scope
+	log      DispatchLog // nil when the run records no events
+	stopWake func() bool
+
+	wake chan struct{} // a pending state change for the driver; capacity 1
+
+	mu         sync.Mutex
+	submitted  int
+	pending    []*subCall // submitted, not started
+	commits    []*subCall // started, not committed, in submission order
+	inFlight   int        // dispatch stages running
+	exclusive  bool       // an exclusive call holds the barrier
+	closed     bool       // the run settled: no more submissions
+	driving    bool       // the driver goroutine was started
+	driverDone chan struct{}
+
+	// Owned by the driver until it exits, then by drain.
+	settles chan settle
+	logDone chan struct{}
+}
+
+// subCall is one binding call of the program.
+type subCall struct {
+	id     string
+	name   string
+	in     tool.Input
+	logged any // the independent snapshot of the arguments the events record
+
+	mode    tool.ExecMode
+	inv     *tool.Invocation // nil when the call failed before it had one
+	res     *tool.Result     // the result when inv is nil
+	settled bool             // guarded by lane.mu: ready to commit
+
+	done chan outcome // capacity 1: the lane never waits for the program
+}
+
+// outcome is what a binding call hands back to the program.
+type outcome struct {
+	value     any
+	err       error
+	abandoned bool
+}
+
+type settle struct {
+	sub *subCall
+	res *tool.Result
+}
+
+func (r *Runner) newLane(outer, runCtx context.Context, call *tool.Call) *lane {
+	l := &lane{
+		r:          r,
+		ctx:        runCtx,
+		shapeCtx:   context.WithoutCancel(outer),
+		call:       call,
+		agent:      call.Agent(),
+		wake:       make(chan struct{}, 1),
+		driverDone: make(chan struct{}),
+	}
+	if r.log != nil && l.agent != nil {
+		l.log = r.log
+	}
+	// Queued calls are abandoned as soon as the run is cancelled, not at the next settle.
+	l.stopWake = context.AfterFunc(runCtx, l.signal)
+	return l
+}
+
+// signal tells the driver that something changed.
+func (l *lane) signal() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// over is the rejection of a call that the run's end overtook (SPEC §6.6).
+func (l *lane) over(ctx context.Context, name, what string) error {
+	return fmt.Errorf("run_code run is over (%s); %s %s", coderuntime.AbortMessage(ctx), name, what)
+}
+
+// binding returns the program-side function of the tool name (SPEC §6.6).
+func (l *lane) binding(name string) coderuntime.Func {
+	return func(ctx context.Context, args any) (any, error) {
+		if l.ctx.Err() != nil {
+			return nil, l.over(l.ctx, name, "not dispatched")
+		}
+		dispatched, logged, err := normalizeArgs(args)
+		if err != nil {
+			return nil, err
+		}
+		l.mu.Lock()
+		if l.closed {
+			l.mu.Unlock()
+			return nil, l.over(l.ctx, name, "not dispatched")
+		}
+		l.submitted++
+		id := l.call.CallID() + ":code:" + strconv.Itoa(l.submitted)
+		sub := &subCall{
+			id:     id,
+			name:   name,
+			logged: logged,
+			done:   make(chan outcome, 1),
+			in: tool.Input{
+				CallID:     id,
+				RootCallID: l.call.RootCallID(),
+				Name:       name,
+				Args:       dispatched,
+				Agent:      l.agent,
+				Parent:     l.call.Token(),
+			},
+		}
+		l.pending = append(l.pending, sub)
+		if !l.driving {
+			l.driving = true
+			go l.drive()
+		}
+		l.mu.Unlock()
+		l.signal()
+
+		select {
+		case o := <-sub.done:
+			switch {
+			case o.abandoned:
+				return nil, o.err
+			case l.ctx.Err() != nil:
+				return nil, l.over(l.ctx, name, "result discarded")
+			case o.err != nil:
+				return nil, o.err
+			}
+			return o.value, nil
+		case <-ctx.Done():
+			// The runtime settled the run (a budget, say) and waits for its binding calls:
+			// leave the call to the drain.
+			return nil, l.over(ctx, name, "result discarded")
+		}
+	}
+}
+
+// normalizeArgs snapshots the program's arguments twice: one copy is dispatched, the other
+// is recorded, so a tool cannot change what the log says it received (SPEC §6.6 step 2).
+func normalizeArgs(args any) (dispatched, logged any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			dispatched, logged = nil, nil
+			err = fmt.Errorf("tool arguments must be lossless JSON: %s", tool.ErrorMessage(p))
+		}
+	}()
+	snap, err := jsonv.Snapshot(args)
+	if err != nil {
+		return nil, nil, errors.New("tool arguments must be lossless JSON (call the tool with an arguments object, e.g. `{}`)")
+	}
+	return snap, jsonv.Clone(snap), nil
+}
+
+// drive is the driver loop: commit the oldest started call once it settled, else start the
+// oldest queued call when there is capacity, else wait for a change.
+func (l *lane) drive() {
+	defer close(l.driverDone)
+	for {
+		l.mu.Lock()
+		if len(l.commits) > 0 && l.commits[0].settled {
+			sub := l.commits[0]
+			l.commits = l.commits[1:]
+			l.mu.Unlock()
+			l.commit(sub)
+			if sub.mode == tool.Exclusive {
+				l.mu.Lock()
+				l.exclusive = false
+				l.mu.Unlock()
+			}
+			continue
+		}
+		if len(l.pending) > 0 {
+			sub := l.pending[0]
+			if l.ctx.Err() != nil {
+				l.pending = l.pending[1:]
+				l.mu.Unlock()
+				sub.done <- outcome{err: l.over(l.ctx, sub.name, "tool call abandoned"), abandoned: true}
+				continue
+			}
+			busy, inFlight := l.exclusive, l.inFlight
+			l.mu.Unlock()
+			if !busy {
+				// Classified immediately before it starts: a registry change made by an
+				// earlier call counts (SPEC §5.2).
+				mode := l.r.reg.ExecutionMode(sub.in)
+				if mode == tool.Exclusive && inFlight == 0 || mode == tool.Parallel && inFlight < l.r.maxParallel {
+					l.start(sub, mode)
+					continue
+				}
+			}
+			l.mu.Lock()
+		}
+		if l.closed && len(l.pending) == 0 && len(l.commits) == 0 && l.inFlight == 0 {
+			l.mu.Unlock()
+			return
+		}
+		l.mu.Unlock()
+		<-l.wake
+	}
+}
+
+// start records the call's start event, runs its pre-dispatch stages and launches its
+// dispatch stage.
+func (l *lane) start(sub *subCall, mode tool.ExecMode) {
+	l.mu.Lock()
+	l.pending = l.pending[1:]
+	l.mu.Unlock()
+	if l.log != nil {
+		p := session.CodeDispatchStart{RootCallID: l.call.RootCallID(), ParentCallID: l.call.CallID(), SubCallID: sub.id, Name: sub.name, Arguments: sub.logged}
+		if err := callLog(func() error { return l.log.Start(l.agent, p) }); err != nil {
+			// Nothing runs unrecorded.
+			sub.done <- outcome{err: fmt.Errorf("tool call %s was not started: recording tool/code-dispatch-start failed: %w", sub.id, err)}
+			return
+		}
+	}
+	sub.mode = mode
+	inv, err := prepare(l.r.reg, l.ctx, sub.in)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if mode == tool.Exclusive {
+		l.exclusive = true
+	}
+	l.commits = append(l.commits, sub)
+	switch {
+	case err != nil:
+		sub.res, sub.settled = tool.Fail(err), true
+	case inv.NeedsDispatch():
+		sub.inv = inv
+		l.inFlight++
+		go func() {
+			if err := dispatch(inv); err != nil {
+				sub.inv, sub.res = nil, tool.Fail(err)
+			}
+			l.mu.Lock()
+			l.inFlight--
+			sub.settled = true
+			l.mu.Unlock()
+			l.signal()
+		}()
+	default:
+		sub.inv, sub.settled = inv, true
+	}
+}
+
+// commit finalizes a settled call in submission order and hands its outcome to the outer
+// call and to the program (SPEC §6.7).
+func (l *lane) commit(sub *subCall) {
+	res := sub.res
+	if sub.inv != nil {
+		var err error
+		if res, err = finalize(sub.inv); err != nil {
+			res = tool.Fail(err)
+		}
+	}
+	if !res.IsError && hasImage(res.Content) {
+		l.call.DeferContext(content.Message{
+			Content: content.Clone(res.Content),
+			Source:  &content.Source{Kind: "plugin", Plugin: ImagePlugin},
+		})
+	}
+	for _, m := range res.AdditionalContexts {
+		l.call.DeferContext(m)
+	}
+	if !res.IsError && res.ConcludesTurn {
+		l.call.ConcludeTurn()
+	}
+	if res.IsError {
+		msg := "tool call failed"
+		if res.Error != nil {
+			msg = res.Error.Message
+		}
+		sub.done <- outcome{err: errors.New(msg)}
+	} else {
+		sub.done <- outcome{value: res.Value}
+	}
+	if l.log != nil {
+		if l.settles == nil {
+			l.settles = make(chan settle, l.r.maxParallel)
+			l.logDone = make(chan struct{})
+			go l.recordSettles()
+		}
+		l.settles <- settle{sub: sub, res: res} // waits while maxParallel events are pending
+	}
+}
+
+// recordSettles appends the settle events in commit order.
+func (l *lane) recordSettles() {
+	defer close(l.logDone)
+	for s := range l.settles {
+		p := session.CodeDispatch{
+			RootCallID:   l.call.RootCallID(),
+			ParentCallID: l.call.CallID(),
+			SubCallID:    s.sub.id,
+			Name:         s.sub.name,
+			Arguments:    s.sub.logged,
+			IsError:      s.res.IsError,
+			Content:      l.shape(s.sub, s.res),
+		}
+		if err := callLog(func() error { return l.log.Settle(l.agent, p) }); err != nil {
+			l.r.logger.Warn(fmt.Sprintf("tool \"%s\" (%s): recording tool/code-dispatch failed: %s", s.sub.name, s.sub.id, tool.ErrorMessage(err)))
+		}
+	}
+}
+
+// shape runs the log shapers over a settled call's content; any failure records the
+// original content.
+func (l *lane) shape(sub *subCall, res *tool.Result) []content.Block {
+	blocks := res.Content
+	for _, fn := range l.r.shapers {
+		c := SettledCall{Outer: l.call.Execution, Agent: l.agent, SubCallID: sub.id, Name: sub.name, IsError: res.IsError, Content: content.Clone(blocks)}
+		out, err := callShaper(fn, l.shapeCtx, c)
+		if err != nil {
+			l.r.logger.Warn(fmt.Sprintf("tool \"%s\" (%s): tools/code-dispatch-log listener failed: %s", sub.name, sub.id, tool.ErrorMessage(err)))
+			return res.Content
+		}
+		if out != nil {
+			blocks = out
+		}
+	}
+	return blocks
+}
+
+// drain ends the run's lane: no more submissions, queued calls abandoned (the run context
+// is already cancelled), every started call committed and every event recorded.
+func (l *lane) drain() {
+	l.stopWake()
+	l.mu.Lock()
+	l.closed = true
+	driving := l.driving
+	l.mu.Unlock()
+	if !driving {
+		return
+	}
+	l.signal()
+	<-l.driverDone
+	if l.settles != nil {
+		close(l.settles)
+		<-l.logDone
+	}
+}
+
+func hasImage(blocks []content.Block) bool {
+	for _, b := range blocks {
+		if b.Type == content.TypeImage {
+			return true
+		}
+	}
+	return false
+}
+
+// The stage calls below turn a panic (an invariant violation of the pipeline, or a
+// misbehaving hook that escaped the pipeline's own recovery) into an error, so that the
+// lane goroutines never take the process down.
+
+func prepare(reg *tool.Registry, ctx context.Context, in tool.Input) (inv *tool.Invocation, err error) {
+	defer recoverInto(&err)
+	return reg.Prepare(ctx, in), nil
+}
+
+func dispatch(inv *tool.Invocation) (err error) {
+	defer recoverInto(&err)
+	inv.Dispatch()
+	return nil
+}
+
+func finalize(inv *tool.Invocation) (res *tool.Result, err error) {
+	defer recoverInto(&err)
+	return inv.Finalize(), nil
+}
+
+func callLog(fn func() error) (err error) {
+	defer recoverInto(&err)
+	return fn()
+}
+
+func callShaper(fn LogShaper, ctx context.Context, c SettledCall) (out []content.Block, err error) {
+	defer recoverInto(&err)
+	return fn(ctx, c)
+}
+
+func recoverInto(err *error) {
+	if p := recover(); p != nil {
+		if e, ok := p.(error); ok {
+			*err = e
+		} else {
+			*err = errors.New(tool.ErrorMessage(p))
+		}
+	}
+}
