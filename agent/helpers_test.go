@@ -257,7 +257,7 @@ func (g *gate) release(id string) { close(g.ch(id)) }
 // checkPairs checks the log invariant of the loop: every tool/call has exactly one
 // tool/result, which cites it and comes after it, and every result answers a call (except
 // the TOOL_NOT_STARTED closers of crash recovery, which answer calls never recorded).
-func checkPairs(t testing.TB, events []session.Event) {
+func checkPairs(t fataler, events []session.Event) {
 	t.Helper()
 	calls := map[int64]string{}
 	answered := map[int64]bool{}
@@ -296,6 +296,13 @@ func checkPairs(t testing.TB, events []session.Event) {
 			t.Fatalf("tool/call %d (call %q) has no result", seq, id)
 		}
 	}
+}
+
+// fataler is the part of testing.TB and *rapid.T the checks use.
+type fataler interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
 }
 
 func equalStrings(t testing.TB, what string, got, want []string) {
