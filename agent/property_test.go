@@ -28,7 +28,7 @@ func TestLoopProperties(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		var bodies atomic.Int32
-		var ran sync.Map // call ids whose tick body ran
+		var ran sync.Map                                       // call ids whose tick body ran
 		cancelAt := rapid.IntRange(0, 12).Draw(rt, "cancelAt") // 0: never
 		tick := func(ctx context.Context, call *tool.Call, in textArgs) (string, error) {
 			ran.Store(call.CallID(), true)
