@@ -22,7 +22,10 @@ type PlannedCall struct {
 type Committer interface {
 	// CallStarted records the durable tool/call of c and returns its log sequence number.
 	CallStarted(c PlannedCall) (seq int64, err error)
-	// CallFinished records the tool/result of c, citing callSeq.
+	// CallFinished records the tool/result of c, citing callSeq. res carries the call's
+	// additional contexts and concludesTurn mark; the agent loop accepts the contexts into
+	// its inbox here, at commit time (they are also collected in Batch.Contexts). For a
+	// call that never started, res is tool.AbortedBeforeDispatch().
 	CallFinished(c PlannedCall, callSeq int64, res *tool.Result) error
 }
 

@@ -321,3 +321,53 @@ func TestSchedulerProperties(t *testing.T) {
 		}
 	})
 }
+
+// TestSchedulerReclassifiesBeforeStart: a later call is classified immediately before it
+// starts, so a registry change made by an earlier call of the same batch turns it into a
+// barrier (SPEC §5.2). c0 holds a pool slot while c1 makes "later" exclusive; c2 ("later")
+// then waits for the pool to drain instead of overlapping c0.
+func TestSchedulerReclassifiesBeforeStart(t *testing.T) {
+	g := newGate()
+	reg := waitRegistry(t, g)
+	var exclusive atomic.Bool
+	var c0Done atomic.Bool
+	flipped := make(chan struct{})
+	reg.Register(tool.Must(tool.New("flip", "", func(ctx context.Context, call *tool.Call, in waitArgs) (string, error) {
+		exclusive.Store(true)
+		close(flipped)
+		return "flipped", nil
+	}, tool.ConcurrencySafe())))
+	overlapped := make(chan bool, 1)
+	reg.Register(tool.Must(tool.New("later", "", func(ctx context.Context, call *tool.Call, in waitArgs) (string, error) {
+		overlapped <- !c0Done.Load()
+		return "later", nil
+	}, tool.ConcurrencySafeIf(func(waitArgs) bool { return !exclusive.Load() }))))
+	reg.OnResult(func(ctx context.Context, exec *tool.Execution, res *tool.Result) error {
+		if exec.CallID() == "c0" {
+			c0Done.Store(true)
+		}
+		return nil
+	})
+	s, _ := NewScheduler(reg, 2)
+	rec := &recorder{}
+	done := make(chan error)
+	go func() {
+		_, err := s.Run(context.Background(), nil, calls("pwait:c0", "flip:c1", "later:c2", "pwait:c3"), rec)
+		done <- err
+	}()
+	<-g.started // c0 holds its slot
+	<-flipped   // c1 ran and made "later" exclusive while c0 still runs
+	g.release("c0")
+	if <-overlapped {
+		t.Fatal("c2 started while c0 was running, after it had become exclusive")
+	}
+	<-g.started
+	g.release("c3")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"call:c0", "call:c1", "result:c0:ok", "result:c1:ok", "call:c2", "result:c2:ok", "call:c3", "result:c3:ok"}
+	if got := rec.list(); !slices.Equal(got, want) {
+		t.Fatalf("events = %v, want %v", got, want)
+	}
+}
