@@ -72,8 +72,35 @@ func BenchmarkGrep20kRegexp(b *testing.B) {
 	benchRun(b, reg, "grep", `{"pattern":"TODO:\\s+\\w+ the","include":"*.go"}`, "Found 199 matches")
 }
 
-// BenchmarkEngineDotAll is the case a naive prefilter makes quadratic: a match that could
-// run to the end of the buffer on every line.
+// benchEngine scans about 5 MB of source-like lines for pattern.
+func benchEngine(b *testing.B, pattern string) {
+	e, err := compileGrep(pattern)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var line bytes.Buffer
+	for i := range 50_000 {
+		fmt.Fprintf(&line, "func handler%d(w http.ResponseWriter, r *http.Request) { log.Printf(\"x\") }\n", i)
+	}
+	data := line.Bytes()
+	buf := make([]byte, initialBuf)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.scan(bytes.NewReader(data), &buf, func(int, []byte) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEngineLiteral(b *testing.B)         { benchEngine(b, "needle") }
+func BenchmarkEngineWordBoundary(b *testing.B)    { benchEngine(b, `\bneedle\b`) }
+func BenchmarkEngineAlternation(b *testing.B)     { benchEngine(b, "needle|pin") }
+func BenchmarkEngineCaseInsensitive(b *testing.B) { benchEngine(b, "(?i)needle") }
+func BenchmarkEngineEveryLine(b *testing.B)       { benchEngine(b, `func \w+\(`) }
+
+// BenchmarkEngineDotAll is the case a whole-buffer regexp prefilter makes quadratic: a
+// match that could run to the end of the buffer from every line.
 func BenchmarkEngineDotAll(b *testing.B) {
 	e, err := compileGrep(`(?s)a.*z`)
 	if err != nil {

@@ -63,13 +63,14 @@ func engineGrep(t fataler, e *grepEngine, text string, bufSize int, oneByte bool
 var patternParts = []string{
 	"a", "b+", "^a", "b$", "a|b", `\s`, ".", `\bab`, "(?i)A", "^$", `a\nb`, `\Aa`, `b\z`,
 	"[ab]{2}", "x*", `é`, `\r`, "(?s)a.b", "(?-m)^b", "^", "$", " ",
+	"(ab|ba)+", "(?i:b)a", "(?i)ab", "(?i)k", "(?i)s", "a{2,}", "(a|)b", `\A|b`, "aé|b\\x20",
 }
 
-// TestEngineMatchesEveryLineExactly: the prefiltered, chunked scan finds exactly the lines
+// TestEngineMatchesEveryLineExactly: the literal-prefiltered, chunked scan finds exactly the lines
 // a line-by-line match finds, whatever the buffer size and read pattern.
 func TestEngineMatchesEveryLineExactly(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		text := rapid.StringOfN(rapid.SampledFrom([]rune{'a', 'b', 'A', '\n', '\r', ' ', 'é', 'x'}), 0, 200, -1).Draw(t, "text")
+		text := rapid.StringOfN(rapid.SampledFrom([]rune{'a', 'b', 'A', 'B', '\n', '\r', ' ', 'é', 'x', 'k', 'K', '\u212a', 's', 'ſ'}), 0, 200, -1).Draw(t, "text")
 		parts := rapid.SliceOfN(rapid.SampledFrom(patternParts), 1, 3).Draw(t, "parts")
 		pattern := strings.Join(parts, "")
 		re, err := regexp.Compile(pattern)
@@ -163,6 +164,87 @@ func FuzzIgnoreFile(f *testing.F) {
 		}
 		if (&ignoreStack{}).with(neg).ignored(rel, isDir) {
 			t.Fatalf("only negations ignored %q", rel)
+		}
+	})
+}
+
+func TestRequiredLiterals(t *testing.T) {
+	tests := []struct {
+		pattern string
+		want    []string
+	}{
+		{"needle", []string{"needle"}},
+		{`\bfoo\b`, []string{"foo"}},
+		{"foo|bar", []string{"foo", "bar"}},
+		{`(foo|bar)+\d`, []string{"foo", "bar"}},
+		{`func \w+\(`, []string{"func "}},
+		{`a\d+bcd`, []string{"bcd"}},
+		{"x*", nil},
+		{"(?i)todo", []string{"(?i)TODO"}},
+		{"(?i)task", nil}, // s also folds to ſ, which ASCII folding would miss
+		{"(?i)é", nil},
+		{"foo|b*", nil},
+		{"(foo)?bar", []string{"bar"}},
+		{"a|b|c|d|e|f|g|h|i", nil}, // too many to scan for
+	}
+	for _, tt := range tests {
+		e, err := compileGrep(tt.pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, l := range e.literals {
+			if l.fold {
+				got = append(got, "(?i)"+l.text)
+			} else {
+				got = append(got, l.text)
+			}
+		}
+		if !cmp.Equal(got, tt.want) {
+			t.Errorf("literals of %q = %q, want %q", tt.pattern, got, tt.want)
+		}
+	}
+}
+
+func TestIndexFold(t *testing.T) {
+	tests := []struct {
+		s, lit string
+		want   int
+	}{
+		{"say Hello", "HELLO", 4},
+		{"hello", "HELLO", 0},
+		{"nnnnnneedlE", "NEEDLE", 5},
+		{"needl", "NEEDLE", -1},
+		{"x: y", "X: Y", 0},
+		{"", "A", -1},
+		{"TODO: fix; todo: more", "todo:", 0},
+		{"a-b a_b", "A_B", 4},
+	}
+	for _, tt := range tests {
+		if got := indexFold([]byte(tt.s), tt.lit); got != tt.want {
+			t.Errorf("indexFold(%q, %q) = %d, want %d", tt.s, tt.lit, got, tt.want)
+		}
+		if want := strings.Index(strings.ToLower(tt.s), strings.ToLower(tt.lit)); want != tt.want {
+			t.Errorf("bad case %q %q: strings says %d", tt.s, tt.lit, want)
+		}
+	}
+}
+
+func FuzzIndexFold(f *testing.F) {
+	f.Add("say Hello hello", "HELLO")
+	f.Add("aaaa", "AA")
+	f.Fuzz(func(t *testing.T, s, lit string) {
+		if lit == "" {
+			return
+		}
+		for _, c := range []byte(s + lit) {
+			if c >= 0x80 {
+				return // the finder is used for ASCII literals only
+			}
+		}
+		want := strings.Index(strings.ToLower(s), strings.ToLower(lit))
+		if got := indexFold([]byte(s), lit); got != want {
+			t.Fatalf("indexFold(%q, %q) = %d, want %d", s, lit, got, want)
 		}
 	})
 }
