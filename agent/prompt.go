@@ -16,10 +16,6 @@ import (
 // not list is inserted, in name order.
 const UnlistedTools = "<unlisted-tools>"
 
-// codeOnlyInstruction is the tools:code-only section (SPEC §2.10), shown only to an agent
-// whose presentation mode is exactly code.
-const codeOnlyInstruction = "`run_code` is the only tool you can call directly — a tool call naming any other tool fails. Reach every tool the SDK declares below from inside the program."
-
 // Section orders of the built-in prompt sections. Sections are rendered in ascending order;
 // the reference places per-tool guidance at 100–199 (the Code Mode SDK at 150).
 const (
@@ -37,7 +33,9 @@ const BasePrompt = "You are dsh, an AI agent that completes the user's task by c
 
 // PromptSection is one ordered part of the system prompt.
 type PromptSection struct {
-	// Name identifies the section in errors and tests, e.g. "tools:sdk".
+	// Name identifies the section, e.g. "tools:sdk". A later section with the name of an
+	// earlier one replaces it: the built-in sections are "dsh:identity",
+	// "dsh:environment" and "tools:code-only".
 	Name string
 	// Order places the section: lower first, ties keep their insertion order.
 	Order float64
@@ -72,7 +70,7 @@ type assembly struct {
 // assemble builds the system prompt and the offered tools for one step.
 func (a *Agent) assemble(ctx context.Context, turn, step int) (assembly, error) {
 	mode := a.reg.ModeFor(a.scope)
-	schemas, known, err := wireTools(a.reg, a.scope, mode)
+	schemas, known, err := a.reg.WireTools(a.scope)
 	if err != nil {
 		return assembly{}, err
 	}
@@ -89,7 +87,7 @@ func (a *Agent) assemble(ctx context.Context, turn, step int) (assembly, error) 
 		{Name: "dsh:environment", Order: OrderEnvironment, Text: environment(a.cfg.Workspace, a.now())},
 	}
 	if mode == tool.ModeCode {
-		sections = append(sections, PromptSection{Name: "tools:code-only", Order: OrderCodeOnly, Text: codeOnlyInstruction})
+		sections = append(sections, PromptSection{Name: "tools:code-only", Order: OrderCodeOnly, Text: tool.CodeOnlyInstruction})
 	}
 	info := PromptInfo{Registry: a.reg, Scope: a.scope, Mode: mode, Workspace: a.cfg.Workspace, Turn: turn, Step: step}
 	for _, fn := range a.cfg.PromptSections {
@@ -103,7 +101,31 @@ func (a *Agent) assemble(ctx context.Context, turn, step int) (assembly, error) 
 	for i, s := range schemas {
 		tools[i] = llm.ToolSchema{Name: s.Name, Description: s.Description, Parameters: s.Parameters}
 	}
-	return assembly{system: RenderPrompt(sections), tools: tools}, nil
+	return assembly{system: RenderPrompt(dedupe(sections)), tools: tools}, nil
+}
+
+// dedupe keeps, for each section name, the last section of that name in the place of the
+// first: a PromptSectionFunc replaces a built-in section by reusing its name.
+func dedupe(sections []PromptSection) []PromptSection {
+	last := make(map[string]int, len(sections))
+	for i, s := range sections {
+		if s.Name != "" {
+			last[s.Name] = i
+		}
+	}
+	out := make([]PromptSection, 0, len(sections))
+	placed := make(map[string]bool, len(last))
+	for _, s := range sections {
+		if s.Name == "" {
+			out = append(out, s)
+			continue
+		}
+		if !placed[s.Name] {
+			placed[s.Name] = true
+			out = append(out, sections[last[s.Name]])
+		}
+	}
+	return out
 }
 
 // environment is the section stating where the agent works and when.
@@ -128,28 +150,6 @@ func RenderPrompt(sections []PromptSection) string {
 		}
 	}
 	return strings.Join(parts, "\n\n")
-}
-
-// wireTools returns the schemas offered to the model in mode and the names a tool order may
-// list (SPEC §2.10): native offers every visible schema and knows every name the scope
-// knows before restrictions; code offers and knows only run_code; both offers every visible
-// schema including run_code and knows the scope's names plus run_code.
-func wireTools(reg *tool.Registry, scope *tool.Scope, mode tool.Mode) ([]tool.Schema, []string, error) {
-	schemas, err := reg.Schemas(scope)
-	if err != nil {
-		return nil, nil, err
-	}
-	known := reg.KnownNames(scope)
-	switch mode {
-	case tool.ModeCode:
-		schemas = slices.DeleteFunc(schemas, func(s tool.Schema) bool { return s.Name != tool.RunCodeName })
-		known = []string{tool.RunCodeName}
-	case tool.ModeBoth:
-		if !slices.Contains(known, tool.RunCodeName) {
-			known = append(known, tool.RunCodeName)
-		}
-	}
-	return schemas, known, nil
 }
 
 // checkToolOrder validates a configured tool order: no duplicates and exactly one rest

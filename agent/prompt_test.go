@@ -171,7 +171,7 @@ func TestPresentationModes(t *testing.T) {
 			}
 			req := m.Requests()[0]
 			equalStrings(t, "tools", toolNames(req), tc.tools)
-			if got := strings.Contains(req.System, codeOnlyInstruction); got != tc.codeOnly {
+			if got := strings.Contains(req.System, tool.CodeOnlyInstruction); got != tc.codeOnly {
 				t.Fatalf("code-only instruction present = %v in %q", got, req.System)
 			}
 		})
@@ -204,5 +204,46 @@ func TestRenderPrompt(t *testing.T) {
 	}
 	if RenderPrompt(nil) != "" {
 		t.Fatal("empty prompt not empty")
+	}
+}
+
+// TestSectionReplacement: a contributed section named like a built-in one replaces it, so
+// Code Mode can supply its own tools:code-only section without a duplicate.
+func TestSectionReplacement(t *testing.T) {
+	f := newFixture(t)
+	f.reg.SetCodeRunner(fakeRunner{})
+	scope := f.reg.NewScope("coder", nil)
+	scope.PresentAs(tool.ModeCode)
+	a, m := f.agent(t, []script.Reply{{Text: "x"}}, Config{Scope: scope, PromptSections: []PromptSectionFunc{
+		func(ctx context.Context, info PromptInfo) ([]PromptSection, error) {
+			return []PromptSection{
+				{Name: "dsh:identity", Order: OrderIdentity, Text: "IDENTITY"},
+				{Name: "tools:code-only", Order: OrderCodeOnly, Text: tool.CodeOnlyInstruction},
+			}, nil
+		},
+	}})
+	if _, err := a.Run(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	want := "IDENTITY\n\nToday's date is 2026-03-14.\n\n" + tool.CodeOnlyInstruction
+	if got := m.Requests()[0].System; got != want {
+		t.Fatalf("system prompt = %q, want %q", got, want)
+	}
+}
+
+// TestCodeModeWithoutRuntime: a non-native presentation without a code runner fails every
+// assembly, so the turn closes before its first step (SPEC §2.10).
+func TestCodeModeWithoutRuntime(t *testing.T) {
+	f := newFixture(t)
+	scope := f.reg.NewScope("coder", nil)
+	scope.PresentAs(tool.ModeBoth)
+	a, m := f.agent(t, []script.Reply{{Text: "x"}}, Config{Scope: scope})
+	res, err := a.Run(context.Background(), "go")
+	if err == nil || !strings.Contains(res.Reason.Error.Message, `mode "both" requires a code runtime`) {
+		t.Fatalf("err = %v, reason = %+v", err, res.Reason)
+	}
+	equalStrings(t, "events", describe(t, a.Log().Events()), []string{"turn/start", "turn/end error"})
+	if len(m.Requests()) != 0 {
+		t.Fatal("the model was called")
 	}
 }
