@@ -143,6 +143,8 @@ func newBash(r *Runner, jobs *Jobs, background bool) (*tool.Definition, error) {
 	}
 	if b.background {
 		desc += " For long-running commands set run_in_background: the call returns a job id at once; read the output with job_output and stop the job with job_kill."
+	} else {
+		desc += " Background execution is not available here: a command must finish within its timeout."
 	}
 	return tool.New("bash", desc, b.run,
 		tool.InputSchema(in),

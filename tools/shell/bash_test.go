@@ -296,6 +296,9 @@ func TestBashArgumentErrors(t *testing.T) {
 	if noBg.Get("job_output", nil) != nil {
 		t.Error("job tools are registered although background execution is disabled")
 	}
+	if d := noBg.Get("bash", nil).Description; !strings.Contains(d, "Background execution is not available") || strings.Contains(d, "run_in_background") {
+		t.Errorf("description = %q", d)
+	}
 	res := call(t, noBg, "bash", `{"command":"ls","description":"d","run_in_background":true}`)
 	if code(res) != tool.CodeInvalidArgs || !strings.Contains(text(t, res), `"run_in_background" is not a declared property`) {
 		t.Errorf("disabled background: %q", text(t, res))
