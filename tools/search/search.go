@@ -261,3 +261,11 @@ func sanitize(s string) string {
 	}
 	return string(b)
 }
+
+// System-prompt guidance that goes with the tools, for an agent's prompt sections
+// (the reference names them "tool:glob" and "tool:grep", ordered 103 and 104).
+const (
+	GlobGuidance = "Find files with the glob tool rather than find in the shell. A pattern without a \"/\" matches file names at any depth, so \"*.md\" searches the whole tree. " +
+		"glob lists files, never directories, newest first; files excluded by .gitignore are left out."
+	GrepGuidance = "Search file contents with the grep tool rather than grep or rg in the shell; read a matched file when you need the lines around a match."
+)

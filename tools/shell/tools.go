@@ -240,3 +240,11 @@ func newJobKill(jobs *Jobs) (*tool.Definition, error) {
 		}),
 	)
 }
+
+// System-prompt guidance that goes with the tools, for an agent's prompt sections
+// (the reference names them "tool:bash" and "tool:jobs", ordered 105 and 106).
+const (
+	BashGuidance = "Look at the [exit code: N] marker of every bash result and find out why a command failed before going on."
+	JobsGuidance = "Keep track of the background jobs you start. You are told when one finishes, so do not poll or sleep waiting for it; work on something else meanwhile. " +
+		"Before your final answer, collect the output of every job that still matters with job_output (wait: true only when you cannot go on without it) and stop the ones that no longer matter with job_kill."
+)
