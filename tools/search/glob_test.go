@@ -213,7 +213,7 @@ func TestGlobSkipsSymlinksAndSpecialFiles(t *testing.T) {
 		t.Errorf("paths = %v, want [real/a.go]", got)
 	}
 	res := call(t, reg, "glob", `{"pattern":"*.go","path":"linkdir"}`)
-	if code(res) != "FS_SANDBOX_DENIED" || text(t, res) != `Error: path "linkdir" is outside the workspace` {
+	if code(res) != "FS_SANDBOX_DENIED" || text(t, res) != `Error: cannot search "linkdir": the path leads outside the workspace` {
 		t.Errorf("symlink escape: %s (%s)", text(t, res), code(res))
 	}
 }
@@ -227,8 +227,8 @@ func TestGlobErrors(t *testing.T) {
 		{`{"pattern":"  "}`, "Error: pattern must be a non-empty string", ""},
 		{`{"pattern":"*","path":" "}`, "Error: path must be a non-empty string when given", ""},
 		{`{"pattern":"[a"}`, `Error: glob pattern rejected: "[a" is not a valid glob`, CodeInvalidPattern},
-		{`{"pattern":"*","path":".."}`, `Error: path ".." is outside the workspace`, "FS_SANDBOX_DENIED"},
-		{`{"pattern":"*","path":"/etc"}`, `Error: path "/etc" is outside the workspace`, "FS_SANDBOX_DENIED"},
+		{`{"pattern":"*","path":".."}`, `Error: cannot search "..": the path leads outside the workspace`, "FS_SANDBOX_DENIED"},
+		{`{"pattern":"*","path":"/etc"}`, `Error: cannot search "/etc": the path leads outside the workspace`, "FS_SANDBOX_DENIED"},
 		{`{"pattern":"*","path":"nope"}`, `Error: glob search failed: path "nope" does not exist`, CodeFailed},
 		{`{"pattern":"*","path":"f.txt"}`, `Error: glob search failed: path "f.txt" is not a directory`, CodeFailed},
 		{`{}`, `Error: invalid arguments: missing required property "pattern"`, tool.CodeInvalidArgs},

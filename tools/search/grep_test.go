@@ -146,8 +146,8 @@ func TestGrepErrors(t *testing.T) {
 		{`{"pattern":"x","include":"[a"}`, `Error: grep pattern rejected: include "[a" is not a valid glob`, CodeInvalidPattern},
 		{`{"pattern":"(x"}`, "Error: grep pattern rejected: error parsing regexp: missing closing ): `(x`", CodeInvalidPattern},
 		{`{"pattern":"(?<=a)b"}`, "Error: grep pattern rejected: error parsing regexp: invalid named capture: `(?<=a)b`", CodeInvalidPattern},
-		{`{"pattern":"x","path":"../x"}`, `Error: path "../x" is outside the workspace`, "FS_SANDBOX_DENIED"},
-		{`{"pattern":"x","path":"escape.txt"}`, `Error: path "escape.txt" is outside the workspace`, "FS_SANDBOX_DENIED"},
+		{`{"pattern":"x","path":"../x"}`, `Error: cannot search "../x": the path leads outside the workspace`, "FS_SANDBOX_DENIED"},
+		{`{"pattern":"x","path":"escape.txt"}`, `Error: cannot search "escape.txt": the path leads outside the workspace`, "FS_SANDBOX_DENIED"},
 		{`{"pattern":"x","path":"missing"}`, `Error: grep search failed: path "missing" does not exist`, CodeFailed},
 		{`{"pattern":"x","extra":1}`, `Error: invalid arguments: "extra" is not a declared property (additionalProperties: false)`, tool.CodeInvalidArgs},
 	}

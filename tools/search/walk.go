@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -36,7 +37,7 @@ type target struct {
 // sandboxDenied is the error for a path outside the workspace.
 func sandboxDenied(p string) error {
 	return &tool.Error{Name: "FsError", Code: "FS_SANDBOX_DENIED",
-		Message: "path " + quote(p) + " is outside the workspace"}
+		Message: fmt.Sprintf("cannot search %q: the path leads outside the workspace", p)}
 }
 
 // absPath returns the absolute form of p (relative to the workspace root, or absolute; empty

@@ -236,9 +236,9 @@ func TestBashWorkdir(t *testing.T) {
 		{"sub", filepath.Join(tools.Runner.Root(), "sub") + "\n", ""},
 		{"sub/deep/..", filepath.Join(tools.Runner.Root(), "sub") + "\n", ""},
 		{filepath.Join(root, "sub", "deep"), filepath.Join(tools.Runner.Root(), "sub", "deep") + "\n", ""},
-		{"..", `Error: workdir ".." is outside the workspace`, "FS_SANDBOX_DENIED"},
-		{"/etc", `Error: workdir "/etc" is outside the workspace`, "FS_SANDBOX_DENIED"},
-		{"escape", `Error: workdir "escape" is outside the workspace`, "FS_SANDBOX_DENIED"},
+		{"..", `Error: cannot run in "..": the workdir leads outside the workspace`, "FS_SANDBOX_DENIED"},
+		{"/etc", `Error: cannot run in "/etc": the workdir leads outside the workspace`, "FS_SANDBOX_DENIED"},
+		{"escape", `Error: cannot run in "escape": the workdir leads outside the workspace`, "FS_SANDBOX_DENIED"},
 		{"missing", `Error: workdir "missing" does not exist`, "FS_NOT_FOUND"},
 		{"file", `Error: workdir "file" is not a directory`, "FS_NOT_DIRECTORY"},
 	}

@@ -246,7 +246,7 @@ func inside(root, abs string) bool {
 }
 
 func sandboxDenied(p string) error {
-	return &tool.Error{Name: "FsError", Code: "FS_SANDBOX_DENIED", Message: "workdir " + quote(p) + " is outside the workspace"}
+	return &tool.Error{Name: "FsError", Code: "FS_SANDBOX_DENIED", Message: fmt.Sprintf("cannot run in %q: the workdir leads outside the workspace", p)}
 }
 
 func quote(s string) string { return `"` + s + `"` }
