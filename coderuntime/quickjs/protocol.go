@@ -27,6 +27,7 @@ import (
 //	{"type":"call","id":N,"global":"…","name":"…","args":<json>}
 //	{"type":"output-limit"}                  the worker's own ledger overflowed
 //	{"type":"budget"}                        the worker's busy time reached computeMs
+//	{"type":"oom"}                           the JavaScript heap limit was reached
 //	{"type":"done"}                          completed with undefined
 //	{"type":"done","value":<json>}           completed with a value
 //	{"type":"done","error":{"kind":…,"message":…}}   exception, invalid-output or output-limit
@@ -94,6 +95,7 @@ const (
 	frameOutputLimit
 	frameBudget
 	frameDone
+	frameOOM
 	frameTooLarge // not a frame: the worker sent a line over the frame bound
 )
 
@@ -118,7 +120,13 @@ const maxCallID = 1<<53 - 1
 func decodeWorkerFrame(line []byte) (inbound, bool) {
 	var f workerFrame
 	if err := json.Unmarshal(line, &f); err != nil {
-		return inbound{}, false
+		// A lone surrogate escape inside a completion or arguments value does not make a
+		// done or call frame junk: that value is checked strictly afterwards and fails
+		// there as not lossless. Any other frame must be valid UTF-8 throughout.
+		f = workerFrame{}
+		if json.Unmarshal(line, &f, jsontext.AllowInvalidUTF8(true)) != nil || (f.Type != "done" && f.Type != "call") {
+			return inbound{}, false
+		}
 	}
 	switch f.Type {
 	case "log":
@@ -136,6 +144,8 @@ func decodeWorkerFrame(line []byte) (inbound, bool) {
 		return inbound{kind: frameOutputLimit}, true
 	case "budget":
 		return inbound{kind: frameBudget}, true
+	case "oom":
+		return inbound{kind: frameOOM}, true
 	case "done":
 		if len(f.Error) == 0 {
 			return inbound{kind: frameDone, value: f.Value}, true

@@ -232,6 +232,9 @@ func (s *session) handle(f inbound) {
 		s.settle(s.ledger.Limit(s.logs))
 	case frameBudget:
 		s.settle(s.computeTimeout())
+	case frameOOM:
+		s.settle(s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureWorkerExit,
+			Message: "worker error: JavaScript heap out of memory (limit " + jsNumber(s.rt.cfg.MaxHeapMB) + " MiB)"}))
 	case frameTooLarge:
 		s.settle(s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureWorkerExit,
 			Message: "worker error: protocol frame exceeds " + strconv.Itoa(s.rt.frameLimit()) + " bytes"}))

@@ -62,7 +62,7 @@ func runWorker(in io.Reader, out io.Writer, process bool) int {
 	if err := json.Unmarshal(line, &start); err != nil || start.Type != "start" {
 		return 3
 	}
-	if process && start.Limits.DataLimitBytes > 0 {
+	if process && start.Limits.DataLimitBytes > 0 && !raceEnabled {
 		// Best effort: a failure leaves the QuickJS memory limit as the only heap cap.
 		_ = setDataLimit(start.Limits.DataLimitBytes)
 	}
@@ -72,8 +72,9 @@ func runWorker(in io.Reader, out io.Writer, process bool) int {
 		ledger:    coderuntime.NewLedger(int(start.Limits.MaxOutputBytes)),
 		remaining: time.Duration(start.Limits.ComputeMs * float64(time.Millisecond)),
 		out:       newFrameWriter(out),
-		timerIDs:  map[int64]uint64{},
+		timerIDs:  map[int]uint64{},
 		inbox:     newInbox(),
+		process:   process,
 	}
 	w.out.start()
 	defer w.out.stop()
@@ -98,7 +99,15 @@ func runWorker(in io.Reader, out io.Writer, process bool) int {
 	}()
 	code := w.run(start)
 	if !process {
-		// In-process, the host closes the input when it is done with this run.
+		// In-process there is no process exit to end the reader: close both pipe ends
+		// this side owns (when they are closers) and wait for it.
+		w.out.stop()
+		if c, ok := out.(io.Closer); ok {
+			c.Close()
+		}
+		if c, ok := in.(io.Closer); ok {
+			c.Close()
+		}
 		<-readerDone
 	}
 	return code
@@ -117,11 +126,13 @@ type worker struct {
 
 	nextID   int64
 	timers   timerHeap
-	timerIDs map[int64]uint64 // armed timer id → its current sequence number
+	timerIDs map[int]uint64 // armed timer id → its current sequence number
 	timerSeq uint64
 
 	settleFn, fireFn qjs.Value
 	haveHandles      bool
+
+	process bool // a dedicated worker process (not in-process)
 
 	done    bool // a done frame was produced
 	stopped bool // no more JavaScript runs: done, budget, output limit or closed input
@@ -163,7 +174,12 @@ func (w *worker) run(start startFrame) int {
 		vm.SetMemoryLimit(uintptr(start.Limits.MaxHeapBytes))
 	}
 	if err := w.boot(start); err != nil {
-		fmt.Fprintln(os.Stderr, "quickjs worker:", err)
+		if w.closed.Load() {
+			return 0 // the host went away while the prelude ran
+		}
+		if w.process {
+			fmt.Fprintln(os.Stderr, "quickjs worker:", err)
+		}
 		return 5
 	}
 	for !w.stopped {
@@ -264,6 +280,8 @@ func (w *worker) enter(f func() error) {
 		w.stopped = true
 	case err != nil && isInterrupt(err):
 		w.budget()
+	case err != nil && isOutOfMemory(err):
+		w.hostDone("oom", "")
 	case err != nil:
 		// A failure no promise took (for example out of memory in a job).
 		w.hostDone("exception", err.Error())
@@ -275,6 +293,11 @@ func (w *worker) enter(f func() error) {
 func isInterrupt(err error) bool {
 	var e *qjs.Error
 	return errors.As(err, &e) && e.Name == "InternalError" && e.Message == "interrupted"
+}
+
+func isOutOfMemory(err error) bool {
+	var e *qjs.Error
+	return errors.As(err, &e) && e.Name == "InternalError" && e.Message == "out of memory"
 }
 
 // budget reports that the busy-time budget is spent and stops the run.
@@ -372,7 +395,8 @@ func (w *worker) hostCall(global, name, args string) int64 {
 }
 
 // hostDone records the program's completion. kind is "undefined", "value" (text is the
-// JSON), "invalid-output" or "exception" (text is the message). What does not fit the
+// JSON), "invalid-output", "exception" (text is the message) or "oom" (the heap limit was
+// reached; the host reports the substrate failure as worker-exit, as for a dead worker). What does not fit the
 // remaining output budget becomes output-limit here, so an oversized stack is never sent.
 func (w *worker) hostDone(kind, text string) {
 	if w.stopped || w.done {
@@ -411,25 +435,29 @@ func (w *worker) hostDone(kind, text string) {
 		w.out.write(b, true, '}')
 	case "invalid-output":
 		failure("invalid-output", "program completion must be lossless JSON")
+	case "oom":
+		w.out.write([]byte(`{"type":"oom"}`), true)
 	default:
 		failure("exception", text)
 	}
 }
 
-func (w *worker) hostTimer(id int64, ms float64) {
+// hostTimer arms timer id to fire in ms milliseconds.
+func (w *worker) hostTimer(id, ms int) {
 	w.timerSeq++
 	w.timerIDs[id] = w.timerSeq
-	heap.Push(&w.timers, timerEntry{at: time.Now().Add(time.Duration(ms * float64(time.Millisecond))), id: id, seq: w.timerSeq})
+	heap.Push(&w.timers, timerEntry{at: time.Now().Add(time.Duration(ms) * time.Millisecond), id: id, seq: w.timerSeq})
 }
 
-func (w *worker) hostClearTimer(id int64) {
+// hostClearTimer disarms timer id.
+func (w *worker) hostClearTimer(id int) {
 	delete(w.timerIDs, id)
 }
 
 // timerEntry is one armed timer; seq tells a current entry from a cleared one.
 type timerEntry struct {
 	at  time.Time
-	id  int64
+	id  int
 	seq uint64
 }
 
@@ -492,6 +520,8 @@ type frameWriter struct {
 	dirty bool
 	quit  chan struct{}
 	wg    sync.WaitGroup
+
+	stopOnce sync.Once
 }
 
 const flushEvery = 5 * time.Millisecond
@@ -518,9 +548,11 @@ func (fw *frameWriter) start() {
 }
 
 func (fw *frameWriter) stop() {
-	close(fw.quit)
-	fw.wg.Wait()
-	fw.flush()
+	fw.stopOnce.Do(func() {
+		close(fw.quit)
+		fw.wg.Wait()
+		fw.flush()
+	})
 }
 
 // write writes frame followed by tail and a newline; flush forces it out now.

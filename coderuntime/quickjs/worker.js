@@ -5,7 +5,7 @@
 // Host functions (Go):
 //   hostLog(text)                    one console entry
 //   hostCall(global, name, argsJSON) → call id, or -1 when the arguments frame is too large
-//   hostDone(kind, text)             kind: "undefined" | "value" | "invalid-output" | "exception"
+//   hostDone(kind, text)             kind: "undefined" | "value" | "invalid-output" | "exception" | "oom"
 //   hostTimer(id, ms)                arm timer id
 //   hostClearTimer(id)               disarm timer id
 (function (hostLog, hostCall, hostDone, hostTimer, hostClearTimer) {
@@ -65,6 +65,7 @@
   const PromisePrototype = Promise.prototype;
   const SymbolToString = Symbol.prototype.toString;
   const AsyncFunction = ObjectGetPrototypeOf(async function () {}).constructor;
+  const InternalErrorPrototype = typeof InternalError === 'function' ? InternalError.prototype : null;
 
   const call = (fn, self, ...args) => ReflectApply(fn, self, args);
 
@@ -178,8 +179,9 @@
     return false;
   }
 
-  // stackOf renders an error like Node's err.stack: "Name: message" followed by the
-  // frames of the program (frames of this prelude are dropped).
+  // stackOf renders an error like Node's err.stack: "Name: message" followed by at most
+  // STACK_FRAMES frames of the program (frames of this prelude are dropped).
+  const STACK_FRAMES = 10;
   function stackOf(e) {
     let head;
     try { head = call(ErrorToString, e); } catch { head = 'Error'; }
@@ -188,7 +190,7 @@
     if (typeof stack !== 'string' || stack === '') return head;
     const lines = call(StringSplit, stack, '\n');
     const kept = newList();
-    for (let i = 0; i < lines.length; i++) {
+    for (let i = 0; i < lines.length && kept.length < STACK_FRAMES; i++) {
       const line = lines[i];
       if (line === '' || call(StringIndexOf, line, '<eval>') >= 0) continue;
       push(kept, join(call(StringSplit, line, '<input>'), 'program'));
@@ -196,6 +198,19 @@
     if (kept.length === 0) return head;
     if (call(StringIndexOf, stack, head) === 0) return stack;
     return head + '\n' + join(kept, '\n');
+  }
+
+  // isOutOfMemory recognizes what QuickJS throws when the heap limit is reached: an
+  // InternalError "out of memory", or null when even that error could not be allocated.
+  function isOutOfMemory(e) {
+    if (e === null) return true;
+    if (typeof e !== 'object' || ObjectGetPrototypeOf(e) !== InternalErrorPrototype) return false;
+    const d = ObjectGetOwnPropertyDescriptor(e, 'message');
+    return d !== undefined && ObjectHasOwn(d, 'value') && d.value === 'out of memory';
+  }
+  function fail(e) {
+    if (isOutOfMemory(e)) hostDone('oom', '');
+    else hostDone('exception', renderThrown(e));
   }
 
   function renderThrown(e) {
@@ -421,6 +436,7 @@
       if (typeof fn !== 'function') throw new TypeError('the callback must be a function');
       let delay = +ms;
       if (!(delay >= 1 && delay <= 2147483647)) delay = 1;
+      delay = delay | 0;
       const id = nextTimer++;
       call(MapSet, timers, id, [fn, args, repeat ? delay : 0]);
       hostTimer(id, delay);
@@ -460,7 +476,7 @@
         if (text === undefined) hostDone('invalid-output', '');
         else hostDone('value', text);
       },
-      (e) => { hostDone('exception', renderThrown(e)); });
+      (e) => { fail(e); });
 
     return {
       __proto__: null,
@@ -486,7 +502,7 @@
         try {
           ReflectApply(t[0], undefined, t[1]);
         } catch (e) {
-          hostDone('exception', renderThrown(e));
+          fail(e);
         }
       },
     };

@@ -1,0 +1,271 @@
+package quickjs
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dsh-go/dsh/coderuntime"
+	"github.com/google/go-cmp/cmp"
+)
+
+// forgeArg makes the test binary a hostile worker that sends scripted frames.
+const forgeArg = "__forge__"
+
+// forgedWorker is a worker that forges protocol traffic: what a compromised or buggy
+// worker could send. It reads the start frame, then plays the named scenario.
+func forgedWorker(scenario string) int {
+	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	if _, err := in.ReadBytes('\n'); err != nil {
+		return 3
+	}
+	out := bufio.NewWriter(os.Stdout)
+	send := func(lines ...string) {
+		for _, l := range lines {
+			out.WriteString(l)
+			out.WriteByte('\n')
+		}
+		out.Flush()
+	}
+	// replies reads n reply frames and returns them as a JSON array.
+	replies := func(n int) string {
+		var got []string
+		for range n {
+			line, err := in.ReadString('\n')
+			if err != nil {
+				return "[]"
+			}
+			got = append(got, strings.TrimSpace(line))
+		}
+		return "[" + strings.Join(got, ",") + "]"
+	}
+	hang := func() int {
+		for {
+			time.Sleep(time.Hour)
+		}
+	}
+	switch scenario {
+	case "junk":
+		send(
+			`null`, `42`, `"junk"`, `[]`, `not json at all`, "\xff\xfe",
+			`{"type":"nope"}`, `{"type":"call"}`,
+			`{"type":"call","id":"x","global":"tools","name":"real","args":{}}`,
+			`{"type":"call","id":1.5,"global":"tools","name":"real","args":{}}`,
+			`{"type":"call","id":-1,"global":"tools","name":"real","args":{}}`,
+			`{"type":"call","id":1e300,"global":"tools","name":"real","args":{}}`,
+			`{"type":"call","id":9,"global":7,"name":"real","args":{}}`,
+			`{"type":"call","id":9,"global":"tools","name":7,"args":{}}`,
+			`{"type":"log"}`, `{"type":"log","text":null}`, `{"type":"log","text":7}`, `{"type":"log","text":{}}`,
+			`{"type":"log","text":"a","text":"b"}`, `{"type":"log","text":"\ud800"}`,
+			`{"type":"done","error":5}`, `{"type":"done","error":{"kind":"exception","message":5}}`,
+			`{"type":"done","error":{"kind":"invented","message":"bad kind"}}`,
+			`{"type":"done","error":{"kind":"timeout","message":"forged timeout"}}`,
+			`{"type":"call","id":1,"global":"tools","name":"real","args":{}}`,
+		)
+		r := replies(1)
+		var frames []struct {
+			Value json.RawMessage `json:"value"`
+		}
+		if json.Unmarshal([]byte(r), &frames) != nil || len(frames) != 1 {
+			return 4
+		}
+		send(`{"type":"done","value":` + string(frames[0].Value) + `}`)
+		return hang()
+	case "calls":
+		send(
+			`{"type":"call","id":7777,"global":"tools","name":"missing","args":{}}`,
+			`{"type":"call","id":7777,"global":"tools","name":"missing","args":{}}`,
+			`{"type":"call","id":7778,"global":"tools","name":"constructor","args":{}}`,
+			`{"type":"call","id":7779,"global":"nope","name":"real","args":{}}`,
+			`{"type":"call","id":7780,"global":"tools","name":"real","args":-0}`,
+			`{"type":"call","id":7781,"global":"tools","name":"real","args":[1e400]}`,
+			`{"type":"call","id":7782,"global":"tools","name":"real"}`,
+			`{"type":"call","id":7783,"global":"tools","name":"real","args":{"k":"\ud800"}}`,
+		)
+		send(`{"type":"done","value":` + replies(7) + `}`)
+		return hang()
+	case "flood":
+		for range 50 {
+			send(`{"type":"log","text":"` + strings.Repeat("F", 100) + `","forged":true}`)
+		}
+		send(`{"type":"done","value":["` + strings.Repeat("V", 100000) + `"]}`)
+		return hang()
+	case "bigvalue":
+		send(`{"type":"done","value":["` + strings.Repeat("V", 100000) + `"]}`)
+		return hang()
+	case "quotes":
+		send(`{"type":"log","text":"` + strings.Repeat(`\"`, 1000000) + `"}`)
+		return hang()
+	case "both":
+		send(`{"type":"done","value":"lied","error":{"kind":"exception","message":"fake failure"}}`)
+		return hang()
+	case "deep":
+		send(`{"type":"done","value":` + strings.Repeat("[", 3000) + "null" + strings.Repeat("]", 3000) + `}`)
+		return hang()
+	case "bigerror":
+		send(`{"type":"done","error":{"kind":"exception","message":"` + strings.Repeat("€", 1000) + `"}}`)
+		return hang()
+	case "output-limit":
+		send(`{"type":"log","text":"kept"}`, `{"type":"output-limit"}`)
+		return hang()
+	case "lossy-done":
+		send(`{"type":"done","value":-0}`)
+		return hang()
+	case "null-done":
+		send(`{"type":"done","value":null}`)
+		return hang()
+	case "budget":
+		send(`{"type":"budget"}`)
+		return hang()
+	case "after-done":
+		send(`{"type":"done","value":1}`, `{"type":"log","text":"late"}`,
+			`{"type":"call","id":1,"global":"tools","name":"spy","args":{}}`)
+		return hang()
+	case "oversize":
+		out.WriteString(`{"type":"log","text":"`)
+		out.WriteString(strings.Repeat("x", 17<<20))
+		send(`"}`)
+		return hang()
+	case "exit7":
+		send(`{"type":"log","text":"last words"}`)
+		return 7
+	case "silent":
+		return hang()
+	case "close-output":
+		os.Stdout.Close()
+		return hang()
+	case "spin":
+		for {
+		}
+	}
+	return 2
+}
+
+// forged runs one scenario against a runtime whose worker is the forging test binary.
+func forged(t *testing.T, scenario string, cfg Config, bindings []coderuntime.Namespace) coderuntime.Result {
+	t.Helper()
+	cfg.WorkerCommand = []string{testExe(t), forgeArg, scenario}
+	if cfg.MaxWallMs == 0 {
+		cfg.MaxWallMs = 20000
+	}
+	rt := newRuntime(t, cfg)
+	return run(t, rt, "return 'the program is ignored'", bindings)
+}
+
+func TestHostilePeer(t *testing.T) {
+	var spied atomic.Int32
+	var realCalls atomic.Int32
+	bindings := tools(map[string]coderuntime.Func{
+		"real": func(context.Context, any) (any, error) { realCalls.Add(1); return "still-works", nil },
+		"spy":  func(context.Context, any) (any, error) { spied.Add(1); return nil, nil },
+	})
+	tests := []struct {
+		scenario string
+		cfg      Config
+		check    func(t *testing.T, res coderuntime.Result)
+	}{
+		{"junk", Config{}, func(t *testing.T, res coderuntime.Result) {
+			wantValue(t, res, `"still-works"`)
+			if len(res.Logs) != 0 {
+				t.Errorf("junk logs were accepted: %q", res.Logs)
+			}
+		}},
+		{"calls", Config{}, func(t *testing.T, res coderuntime.Result) {
+			lossy := `"binding arguments must be lossless JSON"`
+			wantValue(t, res, `[`+
+				`{"type":"reply","id":7777,"ok":false,"message":"unknown binding \"tools.missing\""},`+
+				`{"type":"reply","id":7778,"ok":false,"message":"unknown binding \"tools.constructor\""},`+
+				`{"type":"reply","id":7779,"ok":false,"message":"unknown binding \"nope.real\""},`+
+				`{"type":"reply","id":7780,"ok":false,"message":`+lossy+`},`+
+				`{"type":"reply","id":7781,"ok":false,"message":`+lossy+`},`+
+				`{"type":"reply","id":7782,"ok":false,"message":`+lossy+`},`+
+				`{"type":"reply","id":7783,"ok":false,"message":`+lossy+`}]`)
+		}},
+		{"flood", Config{MaxOutputBytes: 200}, func(t *testing.T, res coderuntime.Result) {
+			wantFailure(t, res, coderuntime.FailureOutputLimit, "outer output exceeded 200 bytes")
+			if n := resultBytes(t, res); n > 200 {
+				t.Errorf("%d bytes", n)
+			}
+		}},
+		{"bigvalue", Config{MaxOutputBytes: 64}, func(t *testing.T, res coderuntime.Result) {
+			wantFailure(t, res, coderuntime.FailureOutputLimit, "outer output exceeded 64 bytes")
+		}},
+		{"quotes", Config{MaxOutputBytes: 96}, func(t *testing.T, res coderuntime.Result) {
+			wantFailure(t, res, coderuntime.FailureOutputLimit, "outer output exceeded 96 bytes")
+			if len(res.Logs) != 1 || strings.Trim(res.Logs[0], `"`) != "" || resultBytes(t, res) > 96 {
+				t.Errorf("logs = %q", res.Logs)
+			}
+		}},
+		{"both", Config{}, func(t *testing.T, res coderuntime.Result) {
+			wantFailure(t, res, coderuntime.FailureException, "fake failure")
+		}},
+		{"deep", Config{}, func(t *testing.T, res coderuntime.Result) {
+			wantValue(t, res, strings.Repeat("[", 3000)+"null"+strings.Repeat("]", 3000))
+		}},
+		{"bigerror", Config{MaxOutputBytes: 64}, func(t *testing.T, res coderuntime.Result) {
+			wantFailure(t, res, coderuntime.FailureOutputLimit, "outer output exceeded 64 bytes")
+		}},
+		{"output-limit", Config{}, func(t *testing.T, res coderuntime.Result) {
+			wantFailure(t, res, coderuntime.FailureOutputLimit, "outer output exceeded 67108864 bytes")
+			if diff := cmp.Diff([]string{"kept"}, res.Logs); diff != "" {
+				t.Error(diff)
+			}
+		}},
+		{"lossy-done", Config{}, func(t *testing.T, res coderuntime.Result) {
+			wantFailure(t, res, coderuntime.FailureInvalidOutput, "program completion must be lossless JSON")
+		}},
+		{"null-done", Config{}, func(t *testing.T, res coderuntime.Result) { wantValue(t, res, "null") }},
+		{"budget", Config{ComputeMs: 1234}, func(t *testing.T, res coderuntime.Result) {
+			wantFailure(t, res, coderuntime.FailureTimeout, "compute budget exhausted (1234ms busy)")
+		}},
+		{"after-done", Config{}, func(t *testing.T, res coderuntime.Result) {
+			wantValue(t, res, "1")
+			if len(res.Logs) != 0 {
+				t.Errorf("logs after completion were accepted: %q", res.Logs)
+			}
+		}},
+		{"oversize", Config{MaxOutputBytes: 1024}, func(t *testing.T, res coderuntime.Result) {
+			wantFailure(t, res, coderuntime.FailureWorkerExit, "worker error: protocol frame exceeds 16777216 bytes")
+		}},
+		{"exit7", Config{}, func(t *testing.T, res coderuntime.Result) {
+			wantFailure(t, res, coderuntime.FailureWorkerExit, "worker exited with code 7 before completing")
+			if diff := cmp.Diff([]string{"last words"}, res.Logs); diff != "" {
+				t.Error(diff)
+			}
+		}},
+		{"silent", Config{MaxWallMs: 200}, func(t *testing.T, res coderuntime.Result) {
+			wantFailure(t, res, coderuntime.FailureTimeout, "wall-clock ceiling reached (200ms)")
+		}},
+		{"close-output", Config{}, func(t *testing.T, res coderuntime.Result) {
+			wantFailure(t, res, coderuntime.FailureWorkerExit, "worker error: the worker closed its output without completing")
+		}},
+		{"spin", Config{ComputeMs: 100}, func(t *testing.T, res coderuntime.Result) {
+			// The worker never reports its budget; the host's CPU backstop kills it.
+			wantFailure(t, res, coderuntime.FailureTimeout, "compute budget exhausted (100ms busy)")
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.scenario, func(t *testing.T) {
+			t.Parallel()
+			tt.check(t, forged(t, tt.scenario, tt.cfg, bindings))
+		})
+	}
+	t.Cleanup(func() {
+		if n := spied.Load(); n != 0 {
+			t.Errorf("a call after completion was dispatched %d times", n)
+		}
+	})
+}
+
+func TestSpawnFailure(t *testing.T) {
+	rt := newRuntime(t, Config{WorkerCommand: []string{"/nonexistent/dsh-worker"}})
+	res := run(t, rt, "return 1", nil)
+	if res.Error == nil || res.Error.Kind != coderuntime.FailureWorkerExit || !strings.HasPrefix(res.Error.Message, "worker error: start /nonexistent/dsh-worker") {
+		t.Errorf("%+v", res.Error)
+	}
+}

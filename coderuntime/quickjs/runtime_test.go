@@ -1,0 +1,734 @@
+package quickjs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dsh-go/dsh/coderuntime"
+	"github.com/dsh-go/dsh/jsonv"
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestConfigValidation(t *testing.T) {
+	tests := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{ComputeMs: -1}, "config.computeMs must be a positive number, got -1"},
+		{Config{ComputeMs: math.NaN()}, "config.computeMs must be a positive number, got NaN"},
+		{Config{MaxWallMs: math.Inf(1)}, "config.maxWallMs must be a positive number, got Infinity"},
+		{Config{MaxHeapMB: -0.5}, "config.maxHeapMb must be a positive number, got -0.5"},
+		{Config{MaxOutputBytes: -5}, "config.maxOutputBytes must be a positive number, got -5"},
+		{Config{MaxOutputBytes: 3}, "config.maxOutputBytes must be a safe integer of at least 4, got 3"},
+		{Config{MaxOutputBytes: 1 << 53}, "config.maxOutputBytes must be a safe integer of at least 4, got 9007199254740992"},
+		{Config{MaxWallMs: 2147483648}, "config.maxWallMs must be at most 2147483647 (Node clamps a longer setTimeout delay to 1ms), got 2147483648"},
+		{Config{MaxWallMs: 1e22}, "config.maxWallMs must be at most 2147483647 (Node clamps a longer setTimeout delay to 1ms), got 1e+22"},
+	}
+	for _, tt := range tests {
+		_, err := New(tt.cfg)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("New(%+v) = %v, want %q", tt.cfg, err, tt.want)
+		}
+	}
+	for _, ok := range []Config{{MaxWallMs: 2147483647}, {MaxOutputBytes: 4}, {ComputeMs: 0.5}, {InProcess: true}} {
+		if _, err := New(ok); err != nil {
+			t.Errorf("New(%+v) = %v", ok, err)
+		}
+	}
+	rt, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{ComputeMs: 60000, MaxWallMs: 600000, MaxOutputBytes: 67108864, MaxHeapMB: 512}
+	if diff := cmp.Diff(want, rt.cfg, cmp.FilterPath(func(p cmp.Path) bool { return p.String() == "WorkerCommand" }, cmp.Ignore())); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+	if len(rt.command) != 2 || rt.command[1] != WorkerArg {
+		t.Errorf("default worker command = %q", rt.command)
+	}
+}
+
+func TestDescriptors(t *testing.T) {
+	rt := newRuntime(t, Config{})
+	in := newRuntime(t, Config{InProcess: true})
+	if rt.Language() != "typescript" || rt.Isolation() != "process" || in.Isolation() != "in-process" {
+		t.Errorf("descriptors: %s %s %s", rt.Language(), rt.Isolation(), in.Isolation())
+	}
+	if !IsWorker([]string{WorkerArg}) || IsWorker(nil) || IsWorker([]string{"run", WorkerArg}) {
+		t.Error("IsWorker")
+	}
+}
+
+// Both modes run the same engine; the behaviour tests run against each.
+func forEachMode(t *testing.T, cfg Config, f func(t *testing.T, rt *Runtime)) {
+	for _, inProcess := range []bool{false, true} {
+		name := "process"
+		if inProcess {
+			name = "in-process"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := cfg
+			c.InProcess = inProcess
+			f(t, newRuntime(t, c))
+		})
+	}
+}
+
+func TestProgramsAndConsole(t *testing.T) {
+	forEachMode(t, Config{}, func(t *testing.T, rt *Runtime) {
+		res := run(t, rt, `
+			interface Point { x: number; y: number }
+			const p: Point = { x: 1, y: 2 } as Point;
+			console.log('point', p);
+			console.warn('careful');
+			console.info(1, -0, 2n, true, null, undefined, Symbol('s'));
+			console.error([1, 'two', [3, [4, [5, [6, [7]]]]]], { 'a-b': "it's" });
+			console.debug(function named() {}, class K {}, new Map([[1, 'a']]), new Set([1]), /re/g);
+			console.log(Object.create(null), new (class Foo { x = 1 })(), [1, , 3], { get g() { return 1 } });
+			const self: any = { name: 'self' }; self.me = self; console.log(self);
+			console.log(new Array(150).fill(0).length, 'x'.repeat(3));
+			return p.x + p.y;
+		`, nil)
+		wantValue(t, res, "3")
+		want := []string{
+			"point { x: 1, y: 2 }",
+			"careful",
+			"1 -0 2n true null undefined Symbol(s)",
+			"[ 1, 'two', [ 3, [ 4, [ 5, [ 6, [Array] ] ] ] ] ] { 'a-b': 'it\\'s' }",
+			"[Function: named] [class K] Map(1) { 1 => 'a' } Set(1) { 1 } /re/g",
+			"[Object: null prototype] {} Foo { x: 1 } [ 1, <1 empty item>, 3 ] { g: [Getter] }",
+			"{ name: 'self', me: [Circular] }",
+			"150 xxx",
+		}
+		if diff := cmp.Diff(want, res.Logs); diff != "" {
+			t.Errorf("logs (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestConsoleLongValuesBreakLines(t *testing.T) {
+	rt := newRuntime(t, Config{InProcess: true})
+	res := run(t, rt, `console.log({ alpha: 'a'.repeat(30), beta: 'b'.repeat(30), gamma: [1, 2] }); console.log(new Array(120).fill(1))`, nil)
+	if len(res.Logs) != 2 {
+		t.Fatalf("logs = %q", res.Logs)
+	}
+	if want := "{\n  alpha: '" + strings.Repeat("a", 30) + "',\n  beta: '" + strings.Repeat("b", 30) + "',\n  gamma: [ 1, 2 ]\n}"; res.Logs[0] != want {
+		t.Errorf("log = %q, want %q", res.Logs[0], want)
+	}
+	if !strings.HasSuffix(res.Logs[1], "... 20 more items\n]") {
+		t.Errorf("array log = %q", res.Logs[1])
+	}
+}
+
+func TestBindings(t *testing.T) {
+	forEachMode(t, Config{}, func(t *testing.T, rt *Runtime) {
+		var mu sync.Mutex
+		var calls []string
+		res := run(t, rt, `
+			const first = await tools.echo({ n: 1, s: '€', nested: [true, null, { k: 1.5 }] });
+			let caught = {};
+			try { await tools.fail({}) } catch (error) {
+				caught = { isTyped: error instanceof ToolCallError, isError: error instanceof Error,
+					name: error.name, toolName: error.toolName, message: error.message };
+			}
+			const proto = [await tools['__proto__']({}), await tools['constructor']({}), typeof tools['hasOwnProperty'], Object.getPrototypeOf(tools)];
+			return { first, caught, proto, keys: Object.keys(tools) };
+		`, tools(map[string]coderuntime.Func{
+			"echo": func(ctx context.Context, args any) (any, error) {
+				mu.Lock()
+				calls = append(calls, jsonOf(t, args))
+				mu.Unlock()
+				return jsonv.NewObject(jsonv.Member{Name: "echoed", Value: args}), nil
+			},
+			"fail":        func(context.Context, any) (any, error) { return nil, errors.New("nope") },
+			"__proto__":   func(context.Context, any) (any, error) { return "proto-ok", nil },
+			"constructor": func(context.Context, any) (any, error) { return "ctor-ok", nil },
+		}))
+		wantValue(t, res, `{"first":{"echoed":{"n":1,"s":"€","nested":[true,null,{"k":1.5}]}},`+
+			`"caught":{"isTyped":true,"isError":true,"name":"ToolCallError","toolName":"fail","message":"nope"},`+
+			`"proto":["proto-ok","ctor-ok","undefined",null],"keys":["__proto__","constructor","echo","fail"]}`)
+		if diff := cmp.Diff([]string{`{"n":1,"s":"€","nested":[true,null,{"k":1.5}]}`}, calls); diff != "" {
+			t.Errorf("calls (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestBindingErrorClassPerNamespace(t *testing.T) {
+	rt := newRuntime(t, Config{})
+	res := run(t, rt, `
+		const out = [];
+		try { await helpers.fail({}) } catch (e) { out.push([e instanceof HelperCallError, e instanceof ToolCallError, e.name, e.helperName, e.message]) }
+		try { await plain.fail({}) } catch (e) { out.push([e instanceof Error, e.name, e.message]) }
+		return out;
+	`, []coderuntime.Namespace{
+		{Global: "helpers", Functions: map[string]coderuntime.Func{"fail": func(context.Context, any) (any, error) { return nil, errors.New("helper nope") }},
+			ErrorClass: &coderuntime.ErrorClass{Name: "HelperCallError", MemberNameProperty: "helperName"}},
+		{Global: "plain", Functions: map[string]coderuntime.Func{"fail": func(context.Context, any) (any, error) { return nil, errors.New("plain nope") }}},
+		{Global: "other", Functions: map[string]coderuntime.Func{},
+			ErrorClass: &coderuntime.ErrorClass{Name: "ToolCallError", MemberNameProperty: "toolName"}},
+	})
+	wantValue(t, res, `[[true,false,"HelperCallError","fail","helper nope"],[true,"Error","plain nope"]]`)
+}
+
+func TestBindingValuesCrossLosslessly(t *testing.T) {
+	forEachMode(t, Config{}, func(t *testing.T, rt *Runtime) {
+		res := run(t, rt, `
+			let value = 'leaf';
+			for (let depth = 0; depth < 3000; depth++) value = [value];
+			const back = await tools.echo(value);
+			let d = 0, cur = back;
+			while (Array.isArray(cur)) { cur = cur[0]; d++; }
+			const nums = await tools.echo([0.1, 1e21, 1e-7, -5, 123456789012345680000]);
+			return { d, cur, nums, s: await tools.echo('"\u2028\u0001') };
+		`, tools(map[string]coderuntime.Func{"echo": func(_ context.Context, args any) (any, error) { return args, nil }}))
+		wantValue(t, res, `{"d":3000,"cur":"leaf","nums":[0.1,1e+21,1e-7,-5,123456789012345680000],"s":`+jsonOf(t, "\"\u2028\x01")+`}`)
+	})
+}
+
+func TestBindingArgumentsMustBeLossless(t *testing.T) {
+	var calls atomic.Int32
+	rt := newRuntime(t, Config{})
+	res := run(t, rt, `
+		const decorated = [1]; Object.defineProperty(decorated, 'extra', { value: true });
+		const sparse = [1, , 3];
+		const cycle: any = {}; cycle.self = cycle;
+		class C { x = 1 }
+		const values = [undefined, new Date(0), decorated, sparse, cycle, () => 1, -0, NaN, Infinity, 1n,
+			Symbol('s'), new C(), { a: undefined }, [undefined], { [Symbol('k')]: 1 }, new Map(),
+			Object.defineProperty({}, 'hidden', { value: 1, enumerable: false }),
+			{ get boom() { throw new Error('getter exploded') } }];
+		const failures = [];
+		for (const value of values) {
+			try { await tools.never(value); failures.push('called') } catch (e) {
+				failures.push(e instanceof ToolCallError && e.toolName === 'never' ? e.message : 'untyped ' + e);
+			}
+		}
+		const shared = { k: 1 };
+		const ok = await tools.count({ a: shared, b: shared, n: null });
+		return { failures, ok };
+	`, tools(map[string]coderuntime.Func{
+		"never": func(context.Context, any) (any, error) { calls.Add(1); return nil, nil },
+		"count": func(_ context.Context, args any) (any, error) { return jsonOf(t, args), nil },
+	}))
+	if calls.Load() != 0 {
+		t.Errorf("the host binding was called %d times", calls.Load())
+	}
+	want := strings.Repeat(`"binding arguments must be lossless JSON",`, 18)
+	wantValue(t, res, `{"failures":[`+want[:len(want)-1]+`],"ok":"{\"a\":{\"k\":1},\"b\":{\"k\":1},\"n\":null}"}`)
+}
+
+func TestBindingResolutionMustBeLossless(t *testing.T) {
+	rt := newRuntime(t, Config{})
+	bad := map[string]any{
+		"nan":     math.NaN(),
+		"negzero": math.Copysign(0, -1),
+		"func":    func() {},
+		"chan":    make(chan int),
+	}
+	fns := map[string]coderuntime.Func{}
+	for name, v := range bad {
+		fns[name] = func(context.Context, any) (any, error) { return v, nil }
+	}
+	fns["panics"] = func(context.Context, any) (any, error) { panic("kaboom") }
+	fns["gomap"] = func(context.Context, any) (any, error) { return map[string]any{"b": 2, "a": []any{1, "x"}}, nil }
+	res := run(t, rt, `
+		const out: Record<string, string> = {};
+		for (const name of ['nan', 'negzero', 'func', 'chan', 'panics']) {
+			try { await tools[name]({}); out[name] = 'resolved' } catch (e) { out[name] = e.name + ': ' + e.message }
+		}
+		out.gomap = JSON.stringify(await tools.gomap({}));
+		return out;
+	`, tools(fns))
+	lossy := `"ToolCallError: binding resolution must be lossless JSON"`
+	wantValue(t, res, `{"nan":`+lossy+`,"negzero":`+lossy+`,"func":`+lossy+`,"chan":`+lossy+
+		`,"panics":"ToolCallError: binding panicked: kaboom","gomap":"{\"a\":[1,\"x\"],\"b\":2}"}`)
+}
+
+func TestBoundaryIntrinsicsSurviveMutation(t *testing.T) {
+	forEachMode(t, Config{}, func(t *testing.T, rt *Runtime) {
+		res := run(t, rt, `
+			const arrayPrototype = Array.prototype;
+			const objectPrototype = Object.prototype;
+			Array.isArray = () => false;
+			arrayPrototype.push = arrayPrototype.pop = arrayPrototype.join = () => { throw new Error('mutated array method') };
+			Object.defineProperty(arrayPrototype, '0', { set() { throw new Error('index setter') }, configurable: true });
+			Object.keys = Object.getPrototypeOf = () => { throw new Error('mutated object method') };
+			Object.hasOwn = () => false;
+			Object.is = () => true;
+			objectPrototype.propertyIsEnumerable = () => false;
+			objectPrototype.get = () => undefined;
+			objectPrototype.toJSON = () => 'hijacked';
+			arrayPrototype.toJSON = () => 'hijacked';
+			Number.isFinite = () => false;
+			Reflect.apply = Reflect.ownKeys = () => { throw new Error('mutated reflect method') };
+			JSON.stringify = JSON.parse = () => { throw new Error('mutated JSON') };
+			Promise.prototype.then = () => { throw new Error('mutated then') };
+			Function.prototype.toString = () => 'mutated';
+			String.prototype.split = String.prototype.slice = () => { throw new Error('mutated string') };
+			globalThis.Error = globalThis.Object = globalThis.Array = globalThis.Map = globalThis.Set = globalThis.Reflect = undefined;
+			const echoed = await tools.echo({ request: ['€', 1] });
+			let failure;
+			try { await tools.fail({}) } catch (error) {
+				failure = { typed: error instanceof ToolCallError, name: error.name, toolName: error.toolName, message: error.message };
+			}
+			console.log({ a: [1] });
+			return { echoed, failure, completion: { ok: true, amount: 42 } };
+		`, tools(map[string]coderuntime.Func{
+			"echo": func(_ context.Context, args any) (any, error) { return args, nil },
+			"fail": func(context.Context, any) (any, error) { return nil, errors.New("nope") },
+		}))
+		wantValue(t, res, `{"echoed":{"request":["€",1]},"failure":{"typed":true,"name":"ToolCallError","toolName":"fail","message":"nope"},"completion":{"ok":true,"amount":42}}`)
+		if diff := cmp.Diff([]string{"{ a: [ 1 ] }"}, res.Logs); diff != "" {
+			t.Errorf("logs (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestCompletion(t *testing.T) {
+	rt := newRuntime(t, Config{InProcess: true})
+	tests := []struct {
+		program string
+		value   string // "" = no value
+		fail    string
+	}{
+		{"const x = 1", "", ""},
+		{"return undefined", "", ""},
+		{"return null", "null", ""},
+		{"return 'str'", `"str"`, ""},
+		{"return { a: [1, { b: null }], 'k\"': -1.5e-9 }", `{"a":[1,{"b":null}],"k\"":-1.5e-9}`, ""},
+		{"return Object.assign(Object.create(null), { z: 1, a: 2 })", `{"z":1,"a":2}`, ""},
+		{"return new Array(50000).fill(7).length", "50000", ""},
+		{"return { f: () => 1 }", "", "program completion must be lossless JSON"},
+		{"return -0", "", "program completion must be lossless JSON"},
+		{"return [1, , 2]", "", "program completion must be lossless JSON"},
+		{"return new Date(0)", "", "program completion must be lossless JSON"},
+		{"return 1n", "", "program completion must be lossless JSON"},
+		{"const c: any = []; c.push(c); return c", "", "program completion must be lossless JSON"},
+		{"return { get g() { throw new Error('x') } }", "", "program completion must be lossless JSON"},
+		{"return '\\ud800'", "", "program completion must be lossless JSON"},
+		{"await null; return await Promise.resolve(5)", "5", ""},
+		{"return await new Promise(r => setTimeout(() => r('timer'), 5))", `"timer"`, ""},
+		{"let n = 0; const id = setInterval(() => { n++ }, 1); await new Promise(r => setTimeout(r, 30)); clearInterval(id); const m = n; await new Promise(r => setTimeout(r, 10)); return m === n && n > 1", "true", ""},
+		{"let hit = false; const id = setTimeout(() => { hit = true }, 1); clearTimeout(id); await new Promise(r => setTimeout(r, 10)); return hit", "false", ""},
+		{"let x = 0; queueMicrotask(() => { x = 1 }); await null; return x", "1", ""},
+	}
+	for _, tt := range tests {
+		res := run(t, rt, tt.program, nil)
+		switch {
+		case tt.fail != "":
+			wantFailure(t, res, coderuntime.FailureInvalidOutput, tt.fail)
+		case tt.value == "":
+			if res.Error != nil || res.HasValue {
+				t.Errorf("%s: %+v, want no value", tt.program, res)
+			}
+		default:
+			if res.Error != nil {
+				t.Errorf("%s: %v", tt.program, res.Error)
+				continue
+			}
+			if got := jsonOf(t, res.Value); got != tt.value {
+				t.Errorf("%s = %s, want %s", tt.program, got, tt.value)
+			}
+		}
+	}
+}
+
+func TestExceptions(t *testing.T) {
+	forEachMode(t, Config{}, func(t *testing.T, rt *Runtime) {
+		res := run(t, rt, "console.log('before');\nfunction boom() { throw new Error('kaboom') }\nboom()", nil)
+		if res.Error == nil || res.Error.Kind != coderuntime.FailureException {
+			t.Fatalf("result %+v", res)
+		}
+		if !strings.HasPrefix(res.Error.Message, "Error: kaboom\n    at boom (program:") || strings.Contains(res.Error.Message, "<eval>") {
+			t.Errorf("message = %q", res.Error.Message)
+		}
+		if diff := cmp.Diff([]string{"before"}, res.Logs); diff != "" {
+			t.Errorf("logs (-want +got):\n%s", diff)
+		}
+		wantFailure(t, run(t, rt, `throw "raw"`, nil), coderuntime.FailureException, "raw")
+		wantFailure(t, run(t, rt, `throw { toString() { throw 1 } }`, nil), coderuntime.FailureException, "program threw an unrenderable value")
+		wantFailure(t, run(t, rt, `setTimeout(() => { throw 'in a timer' }, 1); await new Promise(() => {})`, nil), coderuntime.FailureException, "in a timer")
+		res = run(t, rt, `null.x`, nil)
+		if res.Error == nil || !strings.HasPrefix(res.Error.Message, "TypeError: cannot read property 'x' of null") {
+			t.Errorf("TypeError: %+v", res.Error)
+		}
+		res = run(t, rt, `function r(n: number): number { return r(n + 1) } r(0)`, nil)
+		if res.Error == nil || res.Error.Kind != coderuntime.FailureException || !strings.HasPrefix(res.Error.Message, "InternalError: stack overflow\n") {
+			t.Errorf("recursion: %+v", res.Error)
+		} else if frames := strings.Count(res.Error.Message, "\n    at "); frames != 10 {
+			t.Errorf("recursion stack has %d frames, want 10", frames)
+		}
+	})
+}
+
+func TestStripFailuresDoNotSpawn(t *testing.T) {
+	rt := newRuntime(t, Config{})
+	spawned := spawnCounter(rt)
+	res := run(t, rt, "enum E { A }\nreturn E.A", nil)
+	wantFailure(t, res, coderuntime.FailureException,
+		"TypeScript enum declarations are not supported (line 1, column 1): only erasable type syntax is allowed; use a union of literal types or a plain object instead")
+	res = run(t, rt, "return 1 +", nil)
+	wantFailure(t, res, coderuntime.FailureException, "SyntaxError: Unexpected end of the program (line 1, column 11)")
+	if n := spawned(); n != 0 {
+		t.Errorf("%d workers spawned for programs that do not strip", n)
+	}
+	// A syntax error only QuickJS sees (esbuild accepts using declarations) is an exception too.
+	res = run(t, rt, "using x = null", nil)
+	if res.Error == nil || res.Error.Kind != coderuntime.FailureException || !strings.HasPrefix(res.Error.Message, "SyntaxError") {
+		t.Errorf("using: %+v", res.Error)
+	}
+}
+
+func TestOutputLedger(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		max     int64
+		program string
+		check   func(t *testing.T, res coderuntime.Result)
+	}{
+		{"euro fits 7", 7, `return "€"`, func(t *testing.T, res coderuntime.Result) { wantValue(t, res, `"€"`) }},
+		{"euro fails 6", 6, `return "€"`, func(t *testing.T, res coderuntime.Result) {
+			if res.Error == nil || res.Error.Kind != coderuntime.FailureOutputLimit {
+				t.Fatalf("%+v", res)
+			}
+		}},
+		{"combined fits 11", 11, `console.log("abc"); return "xy"`, func(t *testing.T, res coderuntime.Result) {
+			wantValue(t, res, `"xy"`)
+			if diff := cmp.Diff([]string{"abc"}, res.Logs); diff != "" {
+				t.Error(diff)
+			}
+		}},
+		{"combined fails 10", 10, `console.log("abc"); return "xy"`, func(t *testing.T, res coderuntime.Result) {
+			if res.Error == nil || res.Error.Kind != coderuntime.FailureOutputLimit {
+				t.Fatalf("%+v", res)
+			}
+		}},
+		{"exception fits 11", 11, `console.log("abc"); throw "xy"`, func(t *testing.T, res coderuntime.Result) {
+			wantFailure(t, res, coderuntime.FailureException, "xy")
+		}},
+		{"exception fails 10", 10, `console.log("abc"); throw "xy"`, func(t *testing.T, res coderuntime.Result) {
+			if res.Error == nil || res.Error.Kind != coderuntime.FailureOutputLimit {
+				t.Fatalf("%+v", res)
+			}
+		}},
+		{"log spam", 300, `for (let i = 0; i < 1000; i++) console.log("spam line", i); return 1`, func(t *testing.T, res coderuntime.Result) {
+			wantFailure(t, res, coderuntime.FailureOutputLimit, "outer output exceeded 300 bytes")
+			if len(res.Logs) == 0 || res.Logs[0] != "spam line 0" {
+				t.Errorf("logs = %q", res.Logs)
+			}
+		}},
+		{"oversized first log keeps a prefix", 96, "console.log(`start-${`😀\"\\\\\\n`.repeat(100)}`); return null", func(t *testing.T, res coderuntime.Result) {
+			wantFailure(t, res, coderuntime.FailureOutputLimit, "outer output exceeded 96 bytes")
+			if len(res.Logs) != 1 || !strings.HasPrefix(res.Logs[0], "start-😀") {
+				t.Errorf("logs = %q", res.Logs)
+			}
+		}},
+		{"oversized return", 64, `return "y".repeat(10000)`, func(t *testing.T, res coderuntime.Result) {
+			wantFailure(t, res, coderuntime.FailureOutputLimit, "outer output exceeded 64 bytes")
+		}},
+		{"giant thrown stack", 64, `throw new Error("x".repeat(1000000))`, func(t *testing.T, res coderuntime.Result) {
+			wantFailure(t, res, coderuntime.FailureOutputLimit, "outer output exceeded 64 bytes")
+			if len(res.Logs) != 0 {
+				t.Errorf("logs = %q", res.Logs)
+			}
+		}},
+		{"100 MB log flood", 1 << 20, `const s = "x".repeat(1 << 20); for (let i = 0; i < 100; i++) console.log(s); return 1`, func(t *testing.T, res coderuntime.Result) {
+			wantFailure(t, res, coderuntime.FailureOutputLimit, "outer output exceeded 1048576 bytes")
+			if len(res.Logs) != 1 || len(res.Logs[0]) < 1<<20-64 {
+				t.Errorf("kept %d logs", len(res.Logs))
+			}
+		}},
+	}
+	for _, tc := range cases {
+		for _, inProcess := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/inprocess=%v", tc.name, inProcess), func(t *testing.T) {
+				rt := newRuntime(t, Config{MaxOutputBytes: tc.max, InProcess: inProcess})
+				res := run(t, rt, tc.program, nil)
+				tc.check(t, res)
+				if n := resultBytes(t, res); n > int(tc.max) {
+					t.Errorf("result is %d bytes, cap %d", n, tc.max)
+				}
+			})
+		}
+	}
+}
+
+func TestOutputLimitBeforeWorker(t *testing.T) {
+	rt := newRuntime(t, Config{MaxOutputBytes: 64})
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New(strings.Repeat("A", 1000)))
+	res := runCtx(t, ctx, rt, "return 1", nil)
+	wantFailure(t, res, coderuntime.FailureOutputLimit, "outer output exceeded 64 bytes")
+
+	minimal := newRuntime(t, Config{MaxOutputBytes: 4})
+	res = run(t, minimal, "enum E { A }\nreturn 1", nil)
+	if res.Error == nil || res.Error.Kind != coderuntime.FailureOutputLimit || resultBytes(t, res) > 4 {
+		t.Errorf("%+v", res)
+	}
+}
+
+func TestAbort(t *testing.T) {
+	forEachMode(t, Config{}, func(t *testing.T, rt *Runtime) {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		started := make(chan struct{})
+		go func() {
+			<-started
+			time.Sleep(50 * time.Millisecond)
+			cancel(errors.New("user-cancel"))
+		}()
+		res := runCtx(t, ctx, rt, `console.log('before'); await tools.started({}); for (;;) {}`, tools(map[string]coderuntime.Func{
+			"started": func(context.Context, any) (any, error) { close(started); return nil, nil },
+		}))
+		wantFailure(t, res, coderuntime.FailureAbort, "user-cancel")
+		// Output streamed before the kill survives it.
+		if diff := cmp.Diff([]string{"before"}, res.Logs); diff != "" {
+			t.Errorf("logs (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestPreAbortedDoesNotSpawn(t *testing.T) {
+	rt := newRuntime(t, Config{})
+	spawned := spawnCounter(rt)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("too-late"))
+	wantFailure(t, runCtx(t, ctx, rt, "return 1", nil), coderuntime.FailureAbort, "too-late")
+	if spawned() != 0 {
+		t.Error("a worker was spawned for a cancelled run")
+	}
+}
+
+func TestComputeBudget(t *testing.T) {
+	const budget = "compute budget exhausted (200ms busy)"
+	programs := map[string]string{
+		"hot loop behind a pending decoy call": `void tools.slow({}); for (;;) {}`,
+		"runaway regular expression":           `/(a+)+$/.test('a'.repeat(40) + 'b')`,
+		"loop in finally":                      `try { for (;;) {} } finally { for (;;) {} }`,
+		"self-feeding microtasks":              `const f = () => Promise.resolve().then(f); f(); await new Promise(() => {})`,
+		"hot timer":                            `setInterval(() => { const end = Date.now() + 20; while (Date.now() < end) {} }, 1); await new Promise(() => {})`,
+	}
+	for name, program := range programs {
+		t.Run(name, func(t *testing.T) {
+			forEachMode(t, Config{ComputeMs: 200, MaxWallMs: 30000}, func(t *testing.T, rt *Runtime) {
+				res := run(t, rt, "console.log('start');\n"+program, tools(map[string]coderuntime.Func{
+					"slow": func(ctx context.Context, _ any) (any, error) { <-ctx.Done(); return nil, ctx.Err() },
+				}))
+				wantFailure(t, res, coderuntime.FailureTimeout, budget)
+				if diff := cmp.Diff([]string{"start"}, res.Logs); diff != "" {
+					t.Errorf("logs (-want +got):\n%s", diff)
+				}
+			})
+		})
+	}
+}
+
+func TestAwaitingIsNotBusy(t *testing.T) {
+	forEachMode(t, Config{ComputeMs: 300, MaxWallMs: 30000}, func(t *testing.T, rt *Runtime) {
+		res := run(t, rt, `await new Promise(r => setTimeout(r, 400)); return await tools.slow({})`, tools(map[string]coderuntime.Func{
+			"slow": func(context.Context, any) (any, error) { time.Sleep(400 * time.Millisecond); return "slow-done", nil },
+		}))
+		wantValue(t, res, `"slow-done"`)
+	})
+}
+
+func TestWallClock(t *testing.T) {
+	// The ceiling leaves a race-instrumented worker time to start and call the binding.
+	const wall = "wall-clock ceiling reached (1500ms)"
+	programs := map[string]string{
+		"binding that never answers": `await tools.never({}); return 1`,
+		"promise that never settles": `await new Promise(() => {}); return 1`,
+		"long timer":                 `await new Promise(r => setTimeout(r, 100000)); return 1`,
+	}
+	for name, program := range programs {
+		t.Run(name, func(t *testing.T) {
+			forEachMode(t, Config{ComputeMs: 30000, MaxWallMs: 1500}, func(t *testing.T, rt *Runtime) {
+				var returned atomic.Bool
+				res := run(t, rt, program, tools(map[string]coderuntime.Func{
+					"never": func(ctx context.Context, _ any) (any, error) {
+						<-ctx.Done()
+						if !errors.Is(context.Cause(ctx), errRunSettled) {
+							t.Errorf("binding context cause = %v", context.Cause(ctx))
+						}
+						returned.Store(true)
+						return nil, ctx.Err()
+					},
+				}))
+				wantFailure(t, res, coderuntime.FailureTimeout, wall)
+				if name == "binding that never answers" && !returned.Load() {
+					t.Error("Run returned before the in-flight binding call did")
+				}
+			})
+		})
+	}
+}
+
+func TestHeapLimit(t *testing.T) {
+	forEachMode(t, Config{MaxHeapMB: 32, ComputeMs: 20000}, func(t *testing.T, rt *Runtime) {
+		for _, program := range []string{
+			`const hog = []; for (;;) hog.push(new Array(1e6).fill(1));`,
+			`const hog = []; for (;;) hog.push({ a: [1, 2, 3] });`,
+			`let s = 'x'; for (;;) s = s + s;`,
+			`setTimeout(() => { const hog = []; for (;;) hog.push('x'.repeat(1e5) + hog.length) }, 1); await new Promise(() => {})`,
+		} {
+			res := run(t, rt, program, nil)
+			// The heap limit ends the run like a dead worker, and the host stays healthy.
+			if res.Error == nil || (res.Error.Message != "worker error: JavaScript heap out of memory (limit 32 MiB)" &&
+				!strings.HasPrefix(res.Error.Message, "InternalError: string too long")) {
+				t.Errorf("%s: %+v", program, res.Error)
+			}
+		}
+		wantValue(t, run(t, rt, `return "alive"`, nil), `"alive"`)
+	})
+}
+
+func TestRunsAreIsolated(t *testing.T) {
+	forEachMode(t, Config{}, func(t *testing.T, rt *Runtime) {
+		run(t, rt, `globalThis.leak = "value"; Array.prototype.extra = 1; return 1`, nil)
+		wantValue(t, run(t, rt, `return [typeof globalThis.leak, typeof [].extra]`, nil), `["undefined","undefined"]`)
+	})
+}
+
+func TestWorkerHasEmptyEnvironment(t *testing.T) {
+	rt := newRuntime(t, Config{})
+	wantValue(t, run(t, rt, `return [typeof process, typeof require, typeof std, typeof os, typeof fetch]`, nil),
+		`["undefined","undefined","undefined","undefined","undefined"]`)
+}
+
+func TestBindingCallAfterSettleIsNotDispatched(t *testing.T) {
+	forEachMode(t, Config{}, func(t *testing.T, rt *Runtime) {
+		var calls atomic.Int32
+		res := run(t, rt, `
+			(async () => { await null; await null; await null; tools.spy({}) })();
+			setTimeout(() => tools.spy({}), 0);
+			try { return 1 } finally {
+				Promise.resolve().then(function again(): any { return Promise.resolve().then(again) });
+				setInterval(() => { for (;;) {} }, 0);
+			}
+		`, tools(map[string]coderuntime.Func{"spy": func(context.Context, any) (any, error) { calls.Add(1); return nil, nil }}))
+		wantValue(t, res, "1")
+		if n := calls.Load(); n != 0 {
+			t.Errorf("spy called %d times after the program settled", n)
+		}
+	})
+}
+
+func TestConcurrentBindingCalls(t *testing.T) {
+	forEachMode(t, Config{}, func(t *testing.T, rt *Runtime) {
+		const n = 20
+		var arrived sync.WaitGroup
+		arrived.Add(n)
+		all := make(chan struct{})
+		go func() { arrived.Wait(); close(all) }()
+		res := run(t, rt, `
+			const ids = Array.from({ length: 20 }, (_, i) => i);
+			const out = await Promise.all(ids.map(i => tools.barrier({ i })));
+			return out.every((v, i) => v === i * 2);
+		`, tools(map[string]coderuntime.Func{"barrier": func(ctx context.Context, args any) (any, error) {
+			arrived.Done()
+			// Every call is in flight at once, or this waits until the run ends.
+			select {
+			case <-all:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			i, _ := args.(*jsonv.Object).Get("i")
+			return i.(float64) * 2, nil
+		}}))
+		wantValue(t, res, "true")
+	})
+}
+
+func TestInvalidBindingsAreMisuse(t *testing.T) {
+	rt := newRuntime(t, Config{})
+	_, err := rt.Run(context.Background(), coderuntime.Request{Program: "return 1", Bindings: []coderuntime.Namespace{{Global: "console"}}})
+	if err == nil || err.Error() != `reserved binding global "console"` || !errors.Is(err, coderuntime.ErrInvalidBinding) {
+		t.Errorf("Run = %v", err)
+	}
+	res := run(t, rt, `return typeof ToolCallError`, []coderuntime.Namespace{{Global: "ToolCallError", Functions: map[string]coderuntime.Func{}}})
+	wantValue(t, res, `"object"`)
+}
+
+func TestCloseAbortsInFlightRuns(t *testing.T) {
+	for _, inProcess := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inprocess=%v", inProcess), func(t *testing.T) {
+			t.Parallel()
+			cfg := Config{InProcess: inProcess}
+			if !inProcess {
+				cfg.WorkerCommand = []string{testExe(t), WorkerArg}
+			}
+			rt, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pid atomic.Int64
+			rt.onSpawn = func(p int) { pid.Store(int64(p)) }
+			started := make(chan struct{})
+			done := make(chan coderuntime.Result)
+			var bindingReturned atomic.Bool
+			go func() {
+				res, _ := rt.Run(context.Background(), coderuntime.Request{
+					Program: `void tools.wait({}); await tools.started({}); for (;;) {}`,
+					Bindings: tools(map[string]coderuntime.Func{
+						"started": func(context.Context, any) (any, error) { close(started); return nil, nil },
+						"wait": func(ctx context.Context, _ any) (any, error) {
+							<-ctx.Done()
+							time.Sleep(20 * time.Millisecond)
+							bindingReturned.Store(true)
+							return nil, nil
+						},
+					}),
+				})
+				done <- res
+			}()
+			<-started
+			if err := rt.Close(); err != nil {
+				t.Fatal(err)
+			}
+			// Close returned: the run is over, its worker and its binding calls have stopped.
+			if !bindingReturned.Load() {
+				t.Error("Close returned before the in-flight binding call did")
+			}
+			if p := pid.Load(); p != 0 {
+				assertGone(t, int(p))
+			}
+			wantFailure(t, <-done, coderuntime.FailureAbort, "runtime disposed")
+			if _, err := rt.Run(context.Background(), coderuntime.Request{Program: "return 1"}); !errors.Is(err, coderuntime.ErrDisposed) || err.Error() != "run() after disposal" {
+				t.Errorf("Run after Close = %v", err)
+			}
+			if err := rt.Close(); err != nil {
+				t.Errorf("second Close = %v", err)
+			}
+		})
+	}
+}
+
+func TestConcurrentRuns(t *testing.T) {
+	rt := newRuntime(t, Config{})
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := rt.Run(context.Background(), coderuntime.Request{
+				Program: fmt.Sprintf("console.log('run %d'); return await tools.id(%d)", i, i),
+				Bindings: tools(map[string]coderuntime.Func{"id": func(_ context.Context, a any) (any, error) {
+					time.Sleep(10 * time.Millisecond)
+					return a, nil
+				}}),
+			})
+			if err != nil || res.Error != nil || jsonOf(t, res.Value) != fmt.Sprint(i) || len(res.Logs) != 1 {
+				t.Errorf("run %d: %+v %v", i, res, err)
+			}
+		}()
+	}
+	wg.Wait()
+}
