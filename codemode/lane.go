@@ -146,6 +146,9 @@ func (l *lane) binding(name string) coderuntime.Func {
 		}
 		l.mu.Unlock()
 		l.signal()
+		if l.r.onSubmit != nil {
+			l.r.onSubmit(id)
+		}
 
 		select {
 		case o := <-sub.done:

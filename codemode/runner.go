@@ -163,6 +163,7 @@ type Runner struct {
 	log         DispatchLog
 	shapers     []LogShaper
 	logger      *slog.Logger
+	onSubmit    func(id string) // a test hook
 }
 
 var _ tool.CodeRunner = (*Runner)(nil)
