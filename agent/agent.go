@@ -181,7 +181,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.MaxSteps < 0 {
 		return nil, errors.New("maxSteps must be a positive integer")
 	}
-	if err := checkToolOrder(cfg.ToolOrder); err != nil {
+	if err := CheckToolOrder(cfg.ToolOrder); err != nil {
 		return nil, err
 	}
 	cfg.ToolOrder = slices.Clone(cfg.ToolOrder)

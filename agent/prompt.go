@@ -152,9 +152,10 @@ func RenderPrompt(sections []PromptSection) string {
 	return strings.Join(parts, "\n\n")
 }
 
-// checkToolOrder validates a configured tool order: no duplicates and exactly one rest
-// entry. Names are checked against the registry at every assembly.
-func checkToolOrder(order []string) error {
+// CheckToolOrder validates a configured tool order: no name twice and the UnlistedTools rest
+// entry present. A nil order is valid (name order). Whether the names exist is checked at
+// every prompt assembly, against the tools the agent's scope knows.
+func CheckToolOrder(order []string) error {
 	if order == nil {
 		return nil
 	}

@@ -1,0 +1,897 @@
+// Package config loads dsh's layered configuration and remembers where each value came
+// from, so `dsh config` can show it.
+//
+// # Layers
+//
+// Values are looked up in five layers; a later layer overrides an earlier one key by key:
+//
+//	defaults
+//	<home>/config.yaml          the user's file; home is $DSH_HOME, else ~/.dsh
+//	<dir>/.dsh/config.yaml      the project's file; dir is the working directory
+//	environment                 DSH_* variables (see Keys), and the API key variable
+//	flags                       Settings the command line passes to Load
+//
+// A list (toolOrder, permissions.allow, …) is replaced as a whole, not merged; the MCP
+// servers are merged by name, each server's declaration replaced as a whole. A key set
+// to null in a file (`model:` with no value) is not set by that file. Missing files are
+// skipped.
+//
+// # Files
+//
+// The files are YAML mappings with these keys:
+//
+//	model: deepseek-chat                 # the model to request
+//	baseUrl: https://api.deepseek.com    # an OpenAI-compatible endpoint
+//	apiKeyEnv: DEEPSEEK_API_KEY          # the variable holding the API key (never the key itself)
+//	mode: native                         # native | code | both
+//	maxParallelToolCalls: 10             # a positive integer
+//	maxSteps: 50                         # a positive integer
+//	toolOrder: [read, "<unlisted-tools>"]
+//	sessions: {root: ~/.dsh/sessions, compression: zstd}   # zstd | none
+//	permissions: {allow: [...], ask: [...], deny: [...]}   # see policy/rules
+//	reminder: {thresholds: [3, 5, 8], include: [], exclude: [], argumentsPreviewChars: 500}
+//	spill: {maxInlineBytes: 50000, dir: ""}
+//	shell: {sandbox: none}               # none | bwrap
+//	mcp: {servers: {NAME: {command, args, env, cwd, url, headers, …}}}   # see package mcp
+//
+// Unknown keys are errors naming the file and line, as are values of the wrong type and
+// values the policies reject (with the policies' own messages). "~/" at the start of a path
+// is the user's home directory; a relative path in a file is relative to the directory
+// holding the file, elsewhere to the working directory.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/dsh-go/dsh/agent"
+	"github.com/dsh-go/dsh/llm/openai"
+	"github.com/dsh-go/dsh/mcp"
+	"github.com/dsh-go/dsh/policy/reminder"
+	"github.com/dsh-go/dsh/policy/rules"
+	"github.com/dsh-go/dsh/policy/spill"
+	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tool"
+)
+
+// Config is the effective configuration.
+type Config struct {
+	// Model is the model identifier to request (key "model").
+	Model string
+	// BaseURL is the OpenAI-compatible endpoint (key "baseUrl").
+	BaseURL string
+	// APIKeyEnv names the environment variable holding the API key (key "apiKeyEnv").
+	APIKeyEnv string
+	// APIKey is the value of that variable ("" when unset). It never comes from a file.
+	APIKey string
+	// Mode is the tools' presentation mode (key "mode").
+	Mode tool.Mode
+	// MaxParallelToolCalls bounds one step's concurrent dispatches (key
+	// "maxParallelToolCalls").
+	MaxParallelToolCalls int
+	// MaxSteps bounds the steps of one turn (key "maxSteps").
+	MaxSteps int
+	// ToolOrder orders the tools offered to the model (key "toolOrder"; see agent.Config).
+	ToolOrder []string
+	// Sessions configures the session store (keys "sessions.*").
+	Sessions Sessions
+	// Permissions are the permission rules (keys "permissions.*").
+	Permissions rules.Config
+	// Reminder configures the repeat-tool reminder (keys "reminder.*").
+	Reminder reminder.Config
+	// Spill configures the spill policy (keys "spill.*").
+	Spill spill.Config
+	// Shell configures the shell tools (keys "shell.*").
+	Shell Shell
+	// MCP declares the MCP servers to mount (keys "mcp.servers.NAME").
+	MCP mcp.Config
+
+	sources map[string]Source
+}
+
+// Sessions configures where sessions are stored.
+type Sessions struct {
+	// Root is the store's root directory (key "sessions.root").
+	Root string
+	// Compression is the store's encoding (key "sessions.compression").
+	Compression session.Compression
+}
+
+// Shell configures the shell tools.
+type Shell struct {
+	// Sandbox is "none" or "bwrap" (key "shell.sandbox").
+	Sandbox string
+}
+
+// Sandbox values.
+const (
+	SandboxNone  = "none"
+	SandboxBwrap = "bwrap"
+)
+
+// SourceKind says which layer a value came from.
+type SourceKind int
+
+// Source kinds, in layer order.
+const (
+	FromDefault SourceKind = iota
+	FromFile
+	FromEnv
+	FromFlag
+)
+
+// Source is where a value came from.
+type Source struct {
+	Kind SourceKind
+	// Name is the file path, the environment variable or the flag name.
+	Name string
+	// Line is the line in the file (FromFile only).
+	Line int
+}
+
+// String renders the source as `dsh config` shows it: "default", "<file>:<line>",
+// "env NAME" or "flag --name".
+func (s Source) String() string {
+	switch s.Kind {
+	case FromFile:
+		return s.Name + ":" + strconv.Itoa(s.Line)
+	case FromEnv:
+		return "env " + s.Name
+	case FromFlag:
+		return "flag " + s.Name
+	}
+	return "default"
+}
+
+// Setting is a value given on the command line.
+type Setting struct {
+	// Key is the configuration key, e.g. "maxSteps" or "permissions.allow".
+	Key string
+	// Value is the value of a scalar key, as text.
+	Value string
+	// Values is the value of a list key.
+	Values []string
+	// Flag names the flag in messages and sources, e.g. "--max-steps".
+	Flag string
+}
+
+// Options says where Load looks.
+type Options struct {
+	// Home is dsh's home directory, holding the user's config.yaml and (by default) the
+	// sessions. Empty means $DSH_HOME, else ~/.dsh.
+	Home string
+	// Dir is the project directory, holding .dsh/config.yaml. Empty means the working
+	// directory.
+	Dir string
+	// UserHome is the directory "~" stands for. Empty means os.UserHomeDir.
+	UserHome string
+	// Getenv reads the environment. Nil means os.Getenv.
+	Getenv func(string) string
+	// Flags are the command line's settings, applied last in order.
+	Flags []Setting
+}
+
+// valueKind is how a key's value is read.
+type valueKind int
+
+const (
+	kindString valueKind = iota
+	kindPath
+	kindInt
+	kindList
+	kindPolicy // decoded and validated by the policy package's own type
+)
+
+// field is one configuration key.
+type field struct {
+	key  string
+	kind valueKind
+	env  string // the DSH_* variable, or ""
+}
+
+// fields lists every key, in the order `dsh config` shows them.
+var fields = []field{
+	{"model", kindString, "DSH_MODEL"},
+	{"baseUrl", kindString, "DSH_BASE_URL"},
+	{"apiKeyEnv", kindString, "DSH_API_KEY_ENV"},
+	{"mode", kindString, "DSH_MODE"},
+	{"maxParallelToolCalls", kindInt, "DSH_MAX_PARALLEL_TOOL_CALLS"},
+	{"maxSteps", kindInt, "DSH_MAX_STEPS"},
+	{"toolOrder", kindList, ""},
+	{"sessions.root", kindPath, "DSH_SESSIONS_ROOT"},
+	{"sessions.compression", kindString, "DSH_SESSIONS_COMPRESSION"},
+	{"permissions.allow", kindPolicy, ""},
+	{"permissions.ask", kindPolicy, ""},
+	{"permissions.deny", kindPolicy, ""},
+	{"reminder.thresholds", kindPolicy, ""},
+	{"reminder.include", kindPolicy, ""},
+	{"reminder.exclude", kindPolicy, ""},
+	{"reminder.argumentsPreviewChars", kindPolicy, ""},
+	{"spill.maxInlineBytes", kindPolicy, "DSH_SPILL_MAX_INLINE_BYTES"},
+	{"spill.dir", kindPath, "DSH_SPILL_DIR"},
+	{"shell.sandbox", kindString, "DSH_SHELL_SANDBOX"},
+}
+
+// sections are the keys whose values are mappings of further keys.
+var sections = []string{"sessions", "permissions", "reminder", "spill", "shell", "mcp"}
+
+// serversKey is the mapping of MCP server declarations by name.
+const serversKey = "mcp.servers"
+
+// Keys returns every configuration key with the environment variable that sets it ("" when
+// none), in display order; the MCP servers are "mcp.servers.NAME".
+func Keys() [][2]string {
+	out := make([][2]string, 0, len(fields)+1)
+	for _, f := range fields {
+		out = append(out, [2]string{f.key, f.env})
+	}
+	return append(out, [2]string{serversKey + ".NAME", ""})
+}
+
+func lookupField(key string) (field, bool) {
+	for _, f := range fields {
+		if f.key == key {
+			return f, true
+		}
+	}
+	return field{}, false
+}
+
+// value is one layer's value of a key: a YAML node from a file, or text from the
+// environment or a flag.
+type value struct {
+	node   *yaml.Node
+	text   string
+	list   []string
+	isList bool
+	src    Source
+	dir    string // relative paths resolve against it
+}
+
+// layers accumulates the values of every layer, the later replacing the earlier.
+type layers struct {
+	values  map[string]value
+	servers map[string]value
+	order   []string // server names in first-declared order
+}
+
+// Default returns the configuration with every key at its default. home is dsh's home
+// directory (the default sessions root is home/sessions).
+func Default(home string) *Config {
+	return &Config{
+		Model:                openai.DefaultModel,
+		BaseURL:              openai.DefaultBaseURL,
+		APIKeyEnv:            openai.DefaultAPIKeyEnv,
+		Mode:                 tool.ModeNative,
+		MaxParallelToolCalls: agent.DefaultMaxParallelToolCalls,
+		MaxSteps:             agent.DefaultMaxSteps,
+		Sessions:             Sessions{Root: filepath.Join(home, "sessions"), Compression: session.CompressionZstd},
+		Permissions:          rules.Config{Allow: []string{}, Ask: []string{}, Deny: []string{}},
+		Reminder:             reminder.DefaultConfig(),
+		Spill:                spill.DefaultConfig(),
+		Shell:                Shell{Sandbox: SandboxNone},
+		MCP:                  mcp.Config{Servers: map[string]mcp.ServerConfig{}},
+		sources:              map[string]Source{},
+	}
+}
+
+// Load reads the configuration layers (see the package documentation) and returns the
+// effective configuration.
+func Load(opts Options) (*Config, error) {
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	userHome := opts.UserHome
+	if userHome == "" {
+		userHome, _ = os.UserHomeDir()
+	}
+	home := opts.Home
+	if home == "" {
+		home = getenv("DSH_HOME")
+	}
+	if home == "" {
+		if userHome == "" {
+			return nil, errors.New("config: cannot find the home directory; set DSH_HOME")
+		}
+		home = filepath.Join(userHome, ".dsh")
+	}
+	dir := opts.Dir
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		dir = wd
+	}
+	home, dir = absPath(home), absPath(dir)
+
+	l := &layers{values: map[string]value{}, servers: map[string]value{}}
+	files := []string{filepath.Join(home, "config.yaml")}
+	if project := filepath.Join(dir, ".dsh", "config.yaml"); project != files[0] {
+		files = append(files, project)
+	}
+	for _, f := range files {
+		if err := l.addFile(f); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range fields {
+		if f.env == "" {
+			continue
+		}
+		if v := getenv(f.env); v != "" {
+			l.values[f.key] = value{text: v, src: Source{Kind: FromEnv, Name: f.env}, dir: dir}
+		}
+	}
+	for _, s := range opts.Flags {
+		if err := l.addFlag(s, dir); err != nil {
+			return nil, err
+		}
+	}
+
+	c := Default(home)
+	if err := l.apply(c, userHome); err != nil {
+		return nil, err
+	}
+	c.APIKey = getenv(c.APIKeyEnv)
+	c.sources["apiKey"] = Source{Kind: FromEnv, Name: c.APIKeyEnv}
+	return c, nil
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// addFile adds the values of one YAML file; a missing file adds nothing.
+func (l *layers) addFile(path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if len(doc.Content) == 0 {
+		return nil // an empty file
+	}
+	root := resolve(doc.Content[0])
+	if isNull(root) {
+		return nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return fmt.Errorf("%s:%d: the configuration must be a mapping of keys to values", path, root.Line)
+	}
+	return l.walk(path, root, "")
+}
+
+// walk adds the keys of mapping m, whose keys are prefix + name.
+func (l *layers) walk(path string, m *yaml.Node, prefix string) error {
+	dir := filepath.Dir(path)
+	if err := noDuplicates(path, m, prefix); err != nil {
+		return err
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], resolve(m.Content[i+1])
+		key := prefix + k.Value
+		src := Source{Kind: FromFile, Name: path, Line: v.Line}
+		switch {
+		case key == serversKey:
+			if isNull(v) {
+				continue
+			}
+			if v.Kind != yaml.MappingNode {
+				return fmt.Errorf("%s:%d: %s must be a mapping of server names to declarations", path, v.Line, key)
+			}
+			if err := noDuplicates(path, v, key+"."); err != nil {
+				return err
+			}
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				name, decl := v.Content[j].Value, resolve(v.Content[j+1])
+				if _, seen := l.servers[name]; !seen {
+					l.order = append(l.order, name)
+				}
+				l.servers[name] = value{node: decl, src: Source{Kind: FromFile, Name: path, Line: decl.Line}, dir: dir}
+			}
+		case slices.Contains(sections, key):
+			if isNull(v) {
+				continue
+			}
+			if v.Kind != yaml.MappingNode {
+				return fmt.Errorf("%s:%d: %s must be a mapping", path, v.Line, key)
+			}
+			if err := l.walk(path, v, key+"."); err != nil {
+				return err
+			}
+		default:
+			if _, ok := lookupField(key); !ok {
+				return fmt.Errorf("%s:%d: unknown key %q (known keys here: %s)", path, k.Line, key, strings.Join(knownKeys(prefix), ", "))
+			}
+			if isNull(v) {
+				continue
+			}
+			l.values[key] = value{node: v, src: src, dir: dir}
+		}
+	}
+	return nil
+}
+
+// noDuplicates refuses a mapping that sets a key twice (YAML forbids it; the parser leaves
+// the check to the decoder).
+func noDuplicates(path string, m *yaml.Node, prefix string) error {
+	first := make(map[string]int, len(m.Content)/2)
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k := m.Content[i]
+		if line, ok := first[k.Value]; ok {
+			return fmt.Errorf("%s:%d: key %q is set twice (first at line %d)", path, k.Line, prefix+k.Value, line)
+		}
+		first[k.Value] = k.Line
+	}
+	return nil
+}
+
+// knownKeys lists the keys valid in the mapping with the given prefix.
+func knownKeys(prefix string) []string {
+	var out []string
+	add := func(k string) {
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	for _, f := range fields {
+		if rest, ok := strings.CutPrefix(f.key, prefix); ok {
+			name, _, _ := strings.Cut(rest, ".")
+			add(prefix + name)
+		}
+	}
+	for _, s := range sections {
+		if rest, ok := strings.CutPrefix(s, prefix); ok && !strings.Contains(rest, ".") {
+			add(s)
+		}
+	}
+	if prefix == "mcp." {
+		add(serversKey)
+	}
+	return out
+}
+
+// addFlag adds one command-line setting.
+func (l *layers) addFlag(s Setting, dir string) error {
+	src := Source{Kind: FromFlag, Name: s.Flag}
+	if s.Flag == "" {
+		src.Name = "--" + s.Key
+	}
+	f, ok := lookupField(s.Key)
+	if !ok {
+		return fmt.Errorf("flag %s: unknown configuration key %q", src.Name, s.Key)
+	}
+	v := value{text: s.Value, src: src, dir: dir}
+	if s.Values != nil {
+		v.list, v.isList = slices.Clone(s.Values), true
+	}
+	if (f.kind == kindList || isListKey(f.key)) != v.isList {
+		if v.isList {
+			return fmt.Errorf("flag %s: %s takes one value, not a list", src.Name, s.Key)
+		}
+		return fmt.Errorf("flag %s: %s takes a list of values", src.Name, s.Key)
+	}
+	l.values[s.Key] = v
+	return nil
+}
+
+// isListKey reports whether a policy key holds a list of strings.
+func isListKey(key string) bool {
+	switch key {
+	case "permissions.allow", "permissions.ask", "permissions.deny", "reminder.include", "reminder.exclude":
+		return true
+	}
+	return false
+}
+
+// resolve follows an alias to its anchored node.
+func resolve(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+// errorAt prefixes err with where v came from.
+func errorAt(v value, err error) error {
+	switch v.src.Kind {
+	case FromFile:
+		return fmt.Errorf("%s:%d: %w", v.src.Name, v.src.Line, err)
+	case FromEnv:
+		return fmt.Errorf("environment variable %s: %w", v.src.Name, err)
+	default:
+		return fmt.Errorf("flag %s: %w", v.src.Name, err)
+	}
+}
+
+// apply sets every layered value on c, recording its source.
+func (l *layers) apply(c *Config, userHome string) error {
+	for _, f := range fields {
+		v, ok := l.values[f.key]
+		if !ok || f.kind == kindPolicy {
+			continue
+		}
+		if err := c.set(f, v, userHome); err != nil {
+			return errorAt(v, err)
+		}
+		c.sources[f.key] = v.src
+	}
+	if err := l.applyPolicies(c); err != nil {
+		return err
+	}
+	for _, name := range l.order {
+		v := l.servers[name]
+		var sc mcp.ServerConfig
+		if err := v.node.Decode(&sc); err != nil {
+			return errorAt(v, fmt.Errorf("mcp server %q: %w", name, err))
+		}
+		if err := sc.Validate(name); err != nil {
+			return errorAt(v, err)
+		}
+		c.MCP.Servers[name] = sc
+		c.sources[serversKey+"."+name] = v.src
+	}
+	return nil
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// set applies one non-policy key.
+func (c *Config) set(f field, v value, userHome string) error {
+	switch f.kind {
+	case kindInt:
+		n, err := positiveInt(f.key, v)
+		if err != nil {
+			return err
+		}
+		if f.key == "maxSteps" {
+			c.MaxSteps = n
+		} else {
+			c.MaxParallelToolCalls = n
+		}
+		return nil
+	case kindList:
+		list, err := stringList(f.key, v)
+		if err != nil {
+			return err
+		}
+		if err := agent.CheckToolOrder(list); err != nil {
+			return err
+		}
+		c.ToolOrder = list
+		return nil
+	}
+	s, err := scalarString(f.key, v)
+	if err != nil {
+		return err
+	}
+	if f.kind == kindPath {
+		s = expandPath(s, v.dir, userHome)
+	}
+	switch f.key {
+	case "model":
+		if s == "" {
+			return errors.New("model must not be empty")
+		}
+		c.Model = s
+	case "baseUrl":
+		u, err := url.Parse(s)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("baseUrl must be an absolute http or https URL, got %q", s)
+		}
+		c.BaseURL = s
+	case "apiKeyEnv":
+		if !envName.MatchString(s) {
+			return fmt.Errorf("apiKeyEnv must name an environment variable, got %q", s)
+		}
+		c.APIKeyEnv = s
+	case "mode":
+		m := tool.Mode(s)
+		if !m.Valid() {
+			return fmt.Errorf(`mode must be "native", "code" or "both", got %q`, s)
+		}
+		c.Mode = m
+	case "sessions.root":
+		c.Sessions.Root = s
+	case "sessions.compression":
+		cm := session.Compression(s)
+		if cm != session.CompressionZstd && cm != session.CompressionNone {
+			return fmt.Errorf(`sessions.compression must be "zstd" or "none", got %q`, s)
+		}
+		c.Sessions.Compression = cm
+	case "spill.dir":
+		c.Spill.Dir = s
+	case "shell.sandbox":
+		if s != SandboxNone && s != SandboxBwrap {
+			return fmt.Errorf(`shell.sandbox must be "none" or "bwrap", got %q`, s)
+		}
+		c.Shell.Sandbox = s
+	}
+	return nil
+}
+
+// scalarString reads a string value.
+func scalarString(key string, v value) (string, error) {
+	if v.node == nil {
+		return v.text, nil
+	}
+	if v.node.Kind != yaml.ScalarNode || v.node.Tag != "!!str" {
+		return "", fmt.Errorf("%s must be a string", key)
+	}
+	return v.node.Value, nil
+}
+
+// positiveInt reads a positive integer value; 0, negatives, fractions and non-numbers are
+// refused with "<key> must be a positive integer".
+func positiveInt(key string, v value) (int, error) {
+	bad := fmt.Errorf("%s must be a positive integer", key)
+	text := v.text
+	if v.node != nil {
+		if v.node.Kind != yaml.ScalarNode || v.node.Tag != "!!int" {
+			return 0, bad
+		}
+		text = v.node.Value
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(text), 0, 64)
+	if err != nil || n < 1 || n > 1<<31-1 {
+		return 0, bad
+	}
+	return int(n), nil
+}
+
+// stringList reads a list of strings.
+func stringList(key string, v value) ([]string, error) {
+	if v.node == nil {
+		return slices.Clone(v.list), nil
+	}
+	bad := fmt.Errorf("%s must be a list of strings", key)
+	if v.node.Kind != yaml.SequenceNode {
+		return nil, bad
+	}
+	out := make([]string, 0, len(v.node.Content))
+	for _, item := range v.node.Content {
+		item = resolve(item)
+		if item.Kind != yaml.ScalarNode || item.Tag != "!!str" {
+			return nil, bad
+		}
+		out = append(out, item.Value)
+	}
+	return out, nil
+}
+
+// expandPath expands a leading "~" and makes a relative path absolute against dir.
+func expandPath(p, dir, userHome string) string {
+	if p == "" {
+		return p
+	}
+	if p == "~" {
+		return userHome
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return filepath.Join(userHome, rest)
+	}
+	if !filepath.IsAbs(p) {
+		return filepath.Join(dir, p)
+	}
+	return filepath.Clean(p)
+}
+
+// applyPolicies decodes the permissions, reminder and spill sections with their packages'
+// own types, so their validation messages are the reference's. Each key is first decoded
+// alone, so an error names the file and line of the value it is about.
+func (l *layers) applyPolicies(c *Config) error {
+	type section struct {
+		name   string
+		decode func(m *yaml.Node) error
+	}
+	secs := []section{
+		{"permissions", func(m *yaml.Node) error {
+			var r rules.Config
+			if err := m.Decode(&r); err != nil {
+				return err
+			}
+			if err := r.Validate(); err != nil {
+				return err
+			}
+			c.Permissions.Allow, c.Permissions.Ask, c.Permissions.Deny = orEmpty(r.Allow), orEmpty(r.Ask), orEmpty(r.Deny)
+			return nil
+		}},
+		{"reminder", func(m *yaml.Node) error {
+			r := reminder.Config{}
+			if err := m.Decode(&r); err != nil {
+				return err
+			}
+			def := reminder.DefaultConfig()
+			if r.Thresholds == nil {
+				r.Thresholds = def.Thresholds
+			}
+			if r.ArgumentsPreviewChars == 0 {
+				r.ArgumentsPreviewChars = def.ArgumentsPreviewChars
+			}
+			r.Include, r.Exclude = orEmpty(r.Include), orEmpty(r.Exclude)
+			c.Reminder = r
+			return nil
+		}},
+		{"spill", func(m *yaml.Node) error {
+			s := spill.Config{MaxInlineBytes: c.Spill.MaxInlineBytes}
+			if err := m.Decode(&s); err != nil {
+				return err
+			}
+			c.Spill.MaxInlineBytes = s.MaxInlineBytes
+			return nil
+		}},
+	}
+	for _, sec := range secs {
+		merged := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		for _, f := range fields {
+			sub, ok := strings.CutPrefix(f.key, sec.name+".")
+			if !ok || f.kind != kindPolicy {
+				continue
+			}
+			v, ok := l.values[f.key]
+			if !ok {
+				continue
+			}
+			node, err := policyNode(f.key, v)
+			if err != nil {
+				return errorAt(v, err)
+			}
+			k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: sub}
+			alone := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{k, node}}
+			if err := sec.decode(alone); err != nil {
+				return errorAt(v, err)
+			}
+			merged.Content = append(merged.Content, k, node)
+			c.sources[f.key] = v.src
+		}
+		if len(merged.Content) == 0 {
+			continue
+		}
+		if err := sec.decode(merged); err != nil {
+			return fmt.Errorf("config: %s: %w", sec.name, err)
+		}
+	}
+	return nil
+}
+
+// policyNode returns the YAML node of a policy value, building one from environment or
+// flag text.
+func policyNode(key string, v value) (*yaml.Node, error) {
+	if v.node != nil {
+		return v.node, nil
+	}
+	if v.isList {
+		seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		for _, s := range v.list {
+			seq.Content = append(seq.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s})
+		}
+		return seq, nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(v.text), &doc); err != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.ScalarNode {
+		return nil, fmt.Errorf("%s must be a single value, got %q", key, v.text)
+	}
+	return doc.Content[0], nil
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// Source returns where the value of key came from ("mcp.servers.NAME" for a server,
+// "apiKey" for the API key).
+func (c *Config) Source(key string) Source {
+	return c.sources[key]
+}
+
+// Entry is one line of `dsh config`.
+type Entry struct {
+	Key    string
+	Value  string
+	Source Source
+}
+
+// Entries returns every key with its effective value (as text; the API key is only said to
+// be set or not) and its source, in display order.
+func (c *Config) Entries() []Entry {
+	list := func(s []string) string {
+		q := make([]string, len(s))
+		for i, x := range s {
+			q[i] = strconv.Quote(x)
+		}
+		return "[" + strings.Join(q, ", ") + "]"
+	}
+	ints := func(s []int) string {
+		q := make([]string, len(s))
+		for i, x := range s {
+			q[i] = strconv.Itoa(x)
+		}
+		return "[" + strings.Join(q, ", ") + "]"
+	}
+	key := "(not set)"
+	if c.APIKey != "" {
+		key = fmt.Sprintf("(set, %d characters)", len(c.APIKey))
+	}
+	order := "(by name)"
+	if c.ToolOrder != nil {
+		order = list(c.ToolOrder)
+	}
+	values := map[string]string{
+		"model":                          c.Model,
+		"baseUrl":                        c.BaseURL,
+		"apiKeyEnv":                      c.APIKeyEnv,
+		"mode":                           string(c.Mode),
+		"maxParallelToolCalls":           strconv.Itoa(c.MaxParallelToolCalls),
+		"maxSteps":                       strconv.Itoa(c.MaxSteps),
+		"toolOrder":                      order,
+		"sessions.root":                  c.Sessions.Root,
+		"sessions.compression":           string(c.Sessions.Compression),
+		"permissions.allow":              list(c.Permissions.Allow),
+		"permissions.ask":                list(c.Permissions.Ask),
+		"permissions.deny":               list(c.Permissions.Deny),
+		"reminder.thresholds":            ints(c.Reminder.Thresholds),
+		"reminder.include":               list(c.Reminder.Include),
+		"reminder.exclude":               list(c.Reminder.Exclude),
+		"reminder.argumentsPreviewChars": strconv.Itoa(c.Reminder.ArgumentsPreviewChars),
+		"spill.maxInlineBytes":           strconv.Itoa(c.Spill.MaxInlineBytes),
+		"spill.dir":                      c.Spill.Dir,
+		"shell.sandbox":                  c.Shell.Sandbox,
+	}
+	var out []Entry
+	for _, f := range fields {
+		out = append(out, Entry{Key: f.key, Value: values[f.key], Source: c.sources[f.key]})
+		if f.key == "apiKeyEnv" {
+			out = append(out, Entry{Key: "apiKey", Value: key, Source: c.sources["apiKey"]})
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.MCP.Servers)) {
+		sc := c.MCP.Servers[name]
+		v := sc.URL
+		if sc.Command != "" {
+			v = strings.Join(append([]string{sc.Command}, sc.Args...), " ")
+		}
+		out = append(out, Entry{Key: serversKey + "." + name, Value: v, Source: c.sources[serversKey+"."+name]})
+	}
+	return out
+}
+
+// ModelConfig returns the model client configuration: endpoint, model and key.
+func (c *Config) ModelConfig() openai.Config {
+	return openai.Config{BaseURL: c.BaseURL, Model: c.Model, APIKey: c.APIKey, APIKeyEnv: c.APIKeyEnv}
+}
+
+// ShellSandbox returns the shell tools' Sandbox value ("" for none).
+func (c *Config) ShellSandbox() string {
+	if c.Shell.Sandbox == SandboxNone {
+		return ""
+	}
+	return c.Shell.Sandbox
+}
