@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Installs the npm packages the MCP tests run against into .ci/node_modules (git-ignored):
+# Installs the npm packages the tests run against into .ci/node_modules (git-ignored):
 # the reference MCP servers (server-everything, server-filesystem) and the official
-# TypeScript SDK, whose client drives `dsh mcp serve` in the tests. Versions are pinned.
+# TypeScript SDK, whose client drives `dsh mcp serve` in the tests; and the TypeScript
+# compiler, which type-checks the generated Code Mode SDK against sample programs
+# (codemode/tsc_test.go). Versions are pinned. npm removes from a prefix every package the
+# running command does not name, so every package is listed here and installed together.
 # It is idempotent: packages already installed at the pinned version are left alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +13,7 @@ pkgs=(
   "@modelcontextprotocol/server-everything@2026.8.31"
   "@modelcontextprotocol/server-filesystem@2026.8.31"
   "@modelcontextprotocol/sdk@1.32.2"
+  "typescript@5.9.3"
 )
 
 if ! command -v npm >/dev/null 2>&1; then
