@@ -1,56 +1,165 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/dsh-go/dsh/agent"
+	"github.com/dsh-go/dsh/codemode"
+	"github.com/dsh-go/dsh/coderuntime/quickjs"
+	"github.com/dsh-go/dsh/policy/approval"
+	"github.com/dsh-go/dsh/policy/reminder"
+	"github.com/dsh-go/dsh/policy/rules"
+	"github.com/dsh-go/dsh/policy/spill"
+	"github.com/dsh-go/dsh/policy/timeout"
+	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
 	"github.com/dsh-go/dsh/tools/fs"
+	"github.com/dsh-go/dsh/tools/search"
+	"github.com/dsh-go/dsh/tools/shell"
 )
 
 // runtimeConfig is what a command needs to assemble the governed tool set.
 type runtimeConfig struct {
+	// Workspace is the directory the file and shell tools are confined to.
 	Workspace string
-	Mode      tool.Mode
+	// Mode is the deployment's presentation mode.
+	Mode tool.Mode
+	// Config is the effective configuration (permissions, approval, spill, shell).
+	Config *config
+	// Log, when set, receives the approval audit events and Code Mode's dispatch events.
+	Log session.Log
+	// Prompter answers approval questions; nil means nobody can (every "ask" is
+	// unavailable).
+	Prompter approval.Prompter
 }
 
-// runtime is the registry with the built-in tools installed, and what to undo at exit.
+// runtime is the registry with the built-in tools and policies installed, and what to undo
+// at exit.
 type runtime struct {
-	reg   *tool.Registry
-	undos []func()
+	reg       *tool.Registry
+	workspace string
+	reminder  *reminder.Reminder
+	undos     []func()
 }
 
-// newRuntime builds the registry and installs the built-in tools for the workspace.
-func newRuntime(cfg runtimeConfig) (*runtime, error) {
-	ws, err := filepath.Abs(cfg.Workspace)
+// newRuntime builds the registry for cfg: the built-in tools (fs, search, shell), the
+// policies (permission rules, approval, timeout, repeat reminder, spill) and Code Mode on
+// QuickJS. Close undoes all of it: background jobs are killed, the code runtime is closed.
+func newRuntime(cfg runtimeConfig) (_ *runtime, err error) {
+	ws, err := workspaceDir(cfg.Workspace)
 	if err != nil {
-		return nil, fmt.Errorf("workspace %q: %w", cfg.Workspace, err)
+		return nil, err
 	}
-	st, err := os.Stat(ws)
-	if err != nil {
-		return nil, fmt.Errorf("workspace %q: %w", cfg.Workspace, err)
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("workspace %q is not a directory", cfg.Workspace)
+	if cfg.Mode == "" {
+		cfg.Mode = tool.ModeNative
 	}
 	reg, err := tool.NewRegistry(tool.Config{Mode: cfg.Mode})
 	if err != nil {
 		return nil, err
 	}
-	rt := &runtime{reg: reg}
-	for _, install := range builtins() {
-		undo, err := install(reg, ws)
+	rt := &runtime{reg: reg, workspace: ws}
+	defer func() {
 		if err != nil {
 			rt.Close()
-			return nil, err
+		}
+	}()
+	c := cfg.Config
+	add := func(undo func(), err error) error {
+		if err != nil {
+			return err
 		}
 		rt.undos = append(rt.undos, undo)
+		return nil
+	}
+	// Tools.
+	if err := add(fs.Install(reg, fs.Config{Root: ws})); err != nil {
+		return nil, fmt.Errorf("file tools: %w", err)
+	}
+	if err := add(search.Install(reg, search.Config{Root: ws})); err != nil {
+		return nil, fmt.Errorf("search tools: %w", err)
+	}
+	if err := add(shell.Install(reg, shell.Config{Root: ws, Timeout: c.duration("shell.timeout"), Sandbox: c.str("shell.sandbox")})); err != nil {
+		return nil, fmt.Errorf("shell tools: %w", err)
+	}
+	// Code Mode: programs run in a fresh worker process (this binary in its hidden mode).
+	js, err := quickjs.New(quickjs.Config{})
+	if err != nil {
+		return nil, fmt.Errorf("code runtime: %w", err)
+	}
+	rt.undos = append(rt.undos, func() { js.Close() })
+	var dispatchLog codemode.DispatchLog
+	if cfg.Log != nil {
+		dispatchLog = codemode.SessionLog(cfg.Log)
+	}
+	if err := add(codemode.Install(reg, js, codemode.Config{Log: dispatchLog})); err != nil {
+		return nil, fmt.Errorf("code mode: %w", err)
+	}
+	// Policies. Timeout and the reminder wrap every call; spill bounds large texts; the
+	// permission rules go in front of every other pre-execute hook and add a guard.
+	if err := add(timeout.Install(reg.Global(), timeout.Config{})); err != nil {
+		return nil, fmt.Errorf("timeout policy: %w", err)
+	}
+	rem, err := reminder.New(reminder.DefaultConfig())
+	if err != nil {
+		return nil, fmt.Errorf("repeat reminder: %w", err)
+	}
+	if err := add(rem.Install(reg.Global())); err != nil {
+		return nil, fmt.Errorf("repeat reminder: %w", err)
+	}
+	rt.reminder = rem
+	if err := add(spill.Install(reg.Global(), spill.Config{MaxInlineBytes: c.int("spill.maxInlineBytes")})); err != nil {
+		return nil, fmt.Errorf("spill policy: %w", err)
+	}
+	if err := add(rules.Install(reg.Global(), c.rules(ws))); err != nil {
+		return nil, fmt.Errorf("permission rules: %w", err)
+	}
+	ac := approval.Config{Policy: c.str("approval.policy"), Prompter: cfg.Prompter}
+	if ac.Prompter == nil {
+		ac.Prompter = approval.NonInteractive()
+	}
+	if cfg.Log != nil {
+		ac.Auditor = approval.NewSessionAuditor(cfg.Log)
+	}
+	if err := add(approval.Install(reg, ac)); err != nil {
+		return nil, fmt.Errorf("approval: %w", err)
+	}
+	if cl, ok := cfg.Prompter.(io.Closer); ok {
+		rt.undos = append(rt.undos, func() { cl.Close() })
 	}
 	return rt, nil
 }
 
-// Close undoes every installation, newest first.
+// attach connects the per-agent policies to an agent: the repeat reminder forgets a chain
+// when the user speaks.
+func (rt *runtime) attach(a *agent.Agent) {
+	rt.undos = append(rt.undos, a.OnPreStep(func(_ context.Context, s agent.PreStep) error {
+		rt.reminder.PreStep(s.Scope, s.Claimed)
+		return nil
+	}))
+}
+
+// promptSections returns the system-prompt sections the runtime contributes: the Code Mode
+// SDK for agents that program against the tools.
+func (rt *runtime) promptSections() []agent.PromptSectionFunc {
+	return []agent.PromptSectionFunc{func(_ context.Context, info agent.PromptInfo) ([]agent.PromptSection, error) {
+		if info.Mode == tool.ModeNative {
+			return nil, nil
+		}
+		sdk, err := codemode.SDKSection(info.Registry, info.Scope)
+		if err != nil {
+			return nil, err
+		}
+		return []agent.PromptSection{{Name: "tools:sdk", Order: agent.OrderSDK, Text: sdk}}, nil
+	}}
+}
+
+// Close undoes every installation, newest first: tools are unregistered, background jobs
+// killed, the code runtime closed.
 func (rt *runtime) Close() error {
 	for i := len(rt.undos) - 1; i >= 0; i-- {
 		rt.undos[i]()
@@ -59,12 +168,21 @@ func (rt *runtime) Close() error {
 	return nil
 }
 
-// installer installs one built-in package into reg for the workspace ws.
-type installer func(reg *tool.Registry, ws string) (undo func(), err error)
-
-// builtins lists the built-in tool packages in registration order.
-func builtins() []installer {
-	return []installer{
-		func(reg *tool.Registry, ws string) (func(), error) { return fs.Install(reg, fs.Config{Root: ws}) },
+// workspaceDir returns the absolute path of an existing directory.
+func workspaceDir(dir string) (string, error) {
+	ws, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("workspace %q: %w", dir, err)
 	}
+	st, err := os.Stat(ws)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("workspace %q does not exist", dir)
+		}
+		return "", fmt.Errorf("workspace %q: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("workspace %q is not a directory", dir)
+	}
+	return ws, nil
 }

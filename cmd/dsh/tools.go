@@ -2,60 +2,63 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/dsh-go/dsh/codemode"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/tool"
 )
 
-// runTools implements "dsh tools": what the model would see.
+// runTools implements "dsh tools": what the model would see. In native mode that is every
+// tool's schema; in code mode only run_code plus the SDK its programs are written against;
+// in both mode all of it.
 func runTools(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("tools", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs := newFlags(e, "tools", "tools [--json] [--mode native|code|both] [--workspace DIR]")
 	asJSON := fs.Bool("json", false, "print the model-visible schemas as JSON")
-	mode := fs.String("mode", "native", "presentation mode: native, code or both")
 	workspace := fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to")
-	if err := fs.Parse(args); err != nil {
-		return &usageError{err.Error()}
+	cf := addConfigFlags(fs, "mode")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return &usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	if len(pos) > 0 {
+		return &usageError{fmt.Sprintf("unexpected argument %q", pos[0])}
 	}
-	m := tool.Mode(*mode)
-	if !m.Valid() {
-		return &usageError{fmt.Sprintf("--mode must be native, code or both, got %q", *mode)}
+	ws, err := workspaceDir(*workspace)
+	if err != nil {
+		return err
 	}
-	rt, err := newRuntime(runtimeConfig{Workspace: *workspace, Mode: m})
+	c, err := loadConfig(e, ws, cf)
+	if err != nil {
+		return err
+	}
+	m := tool.Mode(c.str("mode"))
+	rt, err := newRuntime(runtimeConfig{Workspace: ws, Mode: m, Config: c})
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
-	schemas, err := rt.reg.Schemas(nil)
+	schemas, _, err := rt.reg.WireTools(nil)
 	if err != nil {
 		return err
-	}
-	if m == tool.ModeCode {
-		// The model is offered run_code only; every other tool is reached from a program.
-		schemas = filterSchemas(schemas, tool.RunCodeName)
 	}
 	if *asJSON {
 		return printSchemasJSON(e.stdout, schemas)
 	}
-	return printSchemasTable(e.stdout, rt.reg, schemas)
-}
-
-func filterSchemas(in []tool.Schema, keep string) []tool.Schema {
-	var out []tool.Schema
-	for _, s := range in {
-		if s.Name == keep {
-			out = append(out, s)
-		}
+	if err := printSchemasTable(e.stdout, rt.reg, schemas); err != nil {
+		return err
 	}
-	return out
+	if m != tool.ModeNative {
+		sdk, err := codemode.SDKSection(rt.reg, nil)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "\nThe SDK run_code programs are written against:\n\n%s\n", strings.TrimRight(sdk, "\n"))
+	}
+	return nil
 }
 
 func printSchemasJSON(w io.Writer, schemas []tool.Schema) error {
@@ -91,9 +94,9 @@ func printSchemasTable(w io.Writer, reg *tool.Registry, schemas []tool.Schema) e
 		if def != nil && def.Timeout > 0 {
 			timeout = def.Timeout.String()
 		}
-		desc, _, _ := strings.Cut(s.Description, "\n")
-		if len(desc) > 80 {
-			desc = desc[:77] + "..."
+		desc := oneLine(s.Description)
+		if r := []rune(desc); len(r) > 80 {
+			desc = string(r[:77]) + "..."
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, class, timeout, desc)
 	}

@@ -229,7 +229,13 @@ func (r Renderer) Call(name string, c card.Call) string {
 		var block []string
 		if c.RawInput != nil {
 			if s, ok := c.RawInput.(string); ok {
-				block = lines(s)
+				// A one-line input the title already shows adds nothing; a program or a
+				// script is shown as a block.
+				if ls := lines(s); len(ls) > 1 {
+					block = ls
+				} else if len(ls) == 1 && !strings.Contains(title, ls[0]) {
+					header += " " + r.Dim(r.clip(ls[0], 3+utf8.RuneCountInString(title)))
+				}
 			} else if js := compactJSON(c.RawInput); js != "" {
 				header += " " + r.Dim(r.clip(Sanitize(js), 3+utf8.RuneCountInString(title)))
 			}
@@ -420,3 +426,7 @@ func (r Renderer) diff(b *strings.Builder, d card.FileDiff) {
 		b.WriteString(r.Dim("    … "+plural(omitted, "more line", "more lines")) + "\n")
 	}
 }
+
+// Clip cuts one line of already-sanitized text to the renderer's width, less indent
+// columns already used, marking the cut with "…". Without a width it returns line whole.
+func (r Renderer) Clip(line string, indent int) string { return r.clip(line, indent) }

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/dsh-go/dsh/jsonv"
+	"github.com/dsh-go/dsh/session"
+)
+
+// errHelp reports that a command printed its help on request (exit status 0).
+var errHelp = flag.ErrHelp
+
+// newFlags returns a flag set for a command whose usage line is synopsis.
+func newFlags(e *env, name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: dsh %s\n\nFlags:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseArgs parses flags anywhere on the command line (dsh run "task" --json works) and
+// returns the positional arguments; everything after "--" is positional.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	if i := indexOf(args, "--"); i >= 0 {
+		args, rest = args[:i], args[i+1:]
+	}
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, errHelp
+			}
+			return nil, &usageError{err.Error()}
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	return append(pos, rest...), nil
+}
+
+func indexOf(args []string, s string) int {
+	for i, a := range args {
+		if a == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// openStore opens the session store the configuration names.
+func openStore(c *config) (*session.Store, error) {
+	return session.Open(c.str("sessions.dir"), session.Options{Compression: session.Compression(c.str("sessions.compression"))})
+}
+
+// loadSession reads a stored session, with a message that says where dsh looked.
+func loadSession(ctx context.Context, store *session.Store, id string) (*session.Loaded, error) {
+	l, err := store.Load(ctx, id)
+	if errors.Is(err, session.ErrNotFound) {
+		return nil, fmt.Errorf("no session %q in %s (list them with \"dsh session ls\")", id, store.Root())
+	}
+	return l, err
+}
+
+// teeLog is a session log that hands every event it appends, as logged (with its seq and
+// time), to a function — in log order, since appends are serialized.
+type teeLog struct {
+	session.Log
+	mu sync.Mutex
+	fn func(session.Event)
+}
+
+func (t *teeLog) Append(e session.Event) (session.Event, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ev, err := t.Log.Append(e)
+	if err == nil {
+		t.fn(ev)
+	}
+	return ev, err
+}
+
+func (t *teeLog) AppendDurable(e session.Event) (session.Event, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ev, err := t.Log.AppendDurable(e)
+	if err == nil || ev.Type != "" {
+		t.fn(ev)
+	}
+	return ev, err
+}
+
+// jsonLines returns a function writing each event to w as one JSON line.
+func jsonLines(w io.Writer) func(session.Event) {
+	return func(e session.Event) {
+		b, err := e.MarshalJSON()
+		if err != nil {
+			fmt.Fprintf(w, "{\"error\":%q}\n", err.Error())
+			return
+		}
+		w.Write(append(b, '\n'))
+	}
+}
+
+// jsonText renders a jsonv value compactly ("" when it cannot).
+func jsonText(v any) string {
+	b, err := jsonv.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// oneLine shortens s to its first line.
+func oneLine(s string) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return first
+}
+
+// stderrFile returns the standard error as a file when it is one (for terminal prompts).
+func stderrFile(e *env) *os.File {
+	f, _ := e.stderr.(*os.File)
+	return f
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/dsh-go/dsh/agent"
+	"github.com/dsh-go/dsh/internal/term"
+	"github.com/dsh-go/dsh/llm"
+	"github.com/dsh-go/dsh/llm/openai"
+	"github.com/dsh-go/dsh/policy/approval"
+	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tool"
+)
+
+// runRun implements "dsh run": one agent turn on a task, in a persisted session. The live
+// transcript (the assistant's text, a card per tool call and result) goes to standard error,
+// the final answer to standard output; with --json standard output carries the session's
+// events as JSON lines instead. The exit status is 0 when the turn completed.
+func runRun(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "run", `run [flags] "task"`)
+	asJSON := fs.Bool("json", false, "print the session events as JSON lines on standard output")
+	resume := fs.String("resume", "", "continue the session with this id")
+	workspace := fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to")
+	cf := addConfigFlags(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || strings.TrimSpace(pos[0]) == "" {
+		fs.Usage()
+		return &usageError{`want the task as one argument, e.g. dsh run "summarize README.md"`}
+	}
+	ws, err := workspaceDir(*workspace)
+	if err != nil {
+		return err
+	}
+	c, err := loadConfig(e, ws, cf)
+	if err != nil {
+		return err
+	}
+	model, err := newModel(e, c)
+	if err != nil {
+		return err
+	}
+	return runAgent(ctx, e, agentRun{
+		config:    c,
+		workspace: ws,
+		model:     model,
+		task:      pos[0],
+		resume:    *resume,
+		json:      *asJSON,
+		banner:    fmt.Sprintf("dsh · %s via %s", model.Name(), model.Provider()),
+	})
+}
+
+// newModel builds the OpenAI-compatible model the configuration names. The key is read
+// from the configured environment variable; DeepSeek's API refuses to start without one,
+// a local server may need none.
+func newModel(e *env, c *config) (*openai.Model, error) {
+	keyEnv := c.str("model.apiKeyEnv")
+	m, err := openai.New(openai.Config{
+		BaseURL:   c.str("model.baseURL"),
+		Model:     c.str("model.name"),
+		APIKey:    e.getenv(keyEnv),
+		APIKeyEnv: keyEnv,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// agentRun is one turn for runAgent.
+type agentRun struct {
+	config    *config
+	workspace string
+	model     llm.Model
+	task      string
+	resume    string // a session id to continue, or ""
+	json      bool
+	banner    string            // the first line of the transcript
+	prompter  approval.Prompter // nil: the terminal when there is one
+	noPrompt  bool              // never ask a person (the demo)
+}
+
+// runAgent runs one turn in a new or resumed session and reports it.
+func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
+	c := ar.config
+	store, err := openStore(c)
+	if err != nil {
+		return err
+	}
+	var flog *session.FileLog
+	if ar.resume != "" {
+		flog, err = store.Resume(ctx, ar.resume)
+		if errors.Is(err, session.ErrNotFound) {
+			return fmt.Errorf("no session %q in %s (list them with \"dsh session ls\")", ar.resume, store.Root())
+		}
+	} else {
+		flog, err = store.Create(ctx, session.Header{Cwd: ar.workspace})
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := flog.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("session log: %w", cerr)
+		}
+	}()
+	id := flog.Header().ID
+
+	// The transcript goes to standard error; with --json only the events, to standard output.
+	r := term.For(e.stderr, e.getenv)
+	live := !ar.json && term.IsTerminal(e.stderr)
+	mode := tool.Mode(c.str("mode"))
+	log := &teeLog{Log: flog}
+	prompter := ar.prompter
+	if prompter == nil && !ar.noPrompt {
+		if f := stderrFile(e); e.stdin != nil && f != nil && !ar.json {
+			prompter = approval.ForStdio(e.stdin, f)
+		}
+	}
+	rt, err := newRuntime(runtimeConfig{Workspace: ar.workspace, Mode: mode, Config: c, Log: log, Prompter: prompter})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	tr := newTranscript(e.stderr, r, live, rt.reg)
+	tr.model = ar.model.Name()
+	defer tr.stop()
+	if ar.json {
+		log.fn = jsonLines(e.stdout)
+	} else {
+		log.fn = tr.event
+		fmt.Fprintln(e.stderr, r.Dim(term.Sanitize(ar.banner+" · session "+id)))
+	}
+	obs := agent.Observer{}
+	if !ar.json {
+		obs.StepStart = func(int, int) { tr.stepStart() }
+		obs.ReasoningDelta = tr.reasoningDelta
+		obs.TextDelta = tr.textDelta
+	}
+	a, err := agent.New(agent.Config{
+		Registry:             rt.reg,
+		Model:                ar.model,
+		Log:                  log,
+		Workspace:            ar.workspace,
+		PromptSections:       rt.promptSections(),
+		MaxParallelToolCalls: c.int("agent.maxParallelToolCalls"),
+		MaxSteps:             c.int("agent.maxSteps"),
+		MaxTokens:            c.int("model.maxTokens"),
+		Observer:             obs,
+	})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	rt.attach(a)
+
+	res, runErr := a.Run(ctx, ar.task)
+	tr.stop()
+	if !ar.json {
+		where := flog.Path()
+		fmt.Fprintln(e.stderr, r.Dim(fmt.Sprintf("session %s · log %s", id, where)))
+		fmt.Fprintln(e.stderr, r.Dim(fmt.Sprintf("replay: dsh session show %s · continue: dsh run --resume %s \"…\"", id, id)))
+		// The answer was streamed with the transcript; print it again on standard output
+		// unless both streams are the same terminal.
+		if answer := strings.TrimSpace(res.Text()); answer != "" && !(term.IsTerminal(e.stdout) && live) {
+			fmt.Fprintln(e.stdout, answer)
+		}
+	}
+	switch {
+	case runErr != nil && ctx.Err() != nil:
+		return &exitError{code: 130, err: fmt.Errorf("interrupted; the session %s was saved (continue it with --resume %s)", id, id)}
+	case runErr != nil:
+		return fmt.Errorf("the turn failed: %w", runErr)
+	case res.Reason.Kind != session.EndCompleted:
+		return fmt.Errorf("the turn did not complete: %s", describeEnd(res.Reason))
+	}
+	return nil
+}
+

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/dsh-go/dsh/agent"
+	"github.com/dsh-go/dsh/card"
+	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/internal/term"
+	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tool"
+)
+
+// transcript renders a session's events as the terminal shows them: the user's input,
+// the assistant's text, a card per tool call and per result, Code Mode sub-calls, approval
+// questions and how each turn ended. The live run and "dsh session show" use the same
+// renderer on the same events, so a replay shows exactly what the run showed.
+//
+// Live, the assistant's text arrives as deltas (TextDelta) before its assistant/message
+// event; the event then only ends the line. A status line turns while the model is
+// working (on a terminal only).
+type transcript struct {
+	mu     sync.Mutex
+	out    *term.Status
+	r      term.Renderer
+	reg    *tool.Registry
+	calls  map[string]pendingCall
+	model  string // the model's name for the status line
+	chars  int    // reasoning characters of the current reply
+	open   bool   // streamed text left the cursor mid-line
+	stream bool   // the current reply's text was streamed
+}
+
+// pendingCall is what a result card needs from its call.
+type pendingCall struct {
+	name string
+	args any
+}
+
+func newTranscript(w io.Writer, r term.Renderer, live bool, reg *tool.Registry) *transcript {
+	return &transcript{out: term.NewStatus(w, live, r), r: r, reg: reg, calls: map[string]pendingCall{}}
+}
+
+func (t *transcript) print(s string) {
+	if t.open {
+		s = "\n" + s
+		t.open = false
+	}
+	io.WriteString(t.out, s)
+}
+
+// stepStart shows the status line while the model works on its reply.
+func (t *transcript) stepStart() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.chars, t.stream = 0, false
+	t.out.Show("waiting for " + t.model + " …")
+}
+
+// reasoningDelta counts reasoning on the status line; reasoning is not printed.
+func (t *transcript) reasoningDelta(s string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.chars += len([]rune(s))
+	t.out.Show(fmt.Sprintf("thinking · %d chars", t.chars))
+}
+
+// textDelta streams the assistant's text.
+func (t *transcript) textDelta(s string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s = term.Sanitize(s)
+	if s == "" {
+		return
+	}
+	t.stream = true
+	io.WriteString(t.out, s)
+	t.open = !strings.HasSuffix(s, "\n")
+}
+
+// stop erases the status line.
+func (t *transcript) stop() { t.out.Stop() }
+
+// event renders one logged event.
+func (t *transcript) event(e session.Event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.r
+	switch e.Type {
+	case session.TypeUserMessage:
+		p, err := session.DecodeUserMessage(e)
+		if err != nil {
+			return
+		}
+		m := p.Message
+		text := term.Sanitize(strings.TrimSpace(textOf(m.Content)))
+		switch {
+		case m.Source == nil || m.Source.Kind == "user":
+			t.print(r.Bold("› "+strings.ReplaceAll(text, "\n", "\n  ")) + "\n")
+		case m.Source.Kind == "plugin":
+			what := m.Source.Summary
+			if what == "" {
+				what = firstLine(text)
+			}
+			t.print(r.Yellow("↳ "+term.Sanitize(m.Source.Plugin)+": "+term.Sanitize(what)) + "\n")
+		default:
+			t.print(r.Dim("↳ context: "+firstLine(text)) + "\n")
+		}
+	case session.TypeAssistantMessage:
+		p, err := session.DecodeAssistantMessage(e)
+		if err != nil {
+			return
+		}
+		t.out.Clear()
+		if t.stream {
+			if t.open {
+				io.WriteString(t.out, "\n")
+				t.open = false
+			}
+			t.stream = false
+			return
+		}
+		if text := strings.TrimSpace(textOf(textBlocks(p.Message.Content))); text != "" {
+			t.print(term.Sanitize(text) + "\n")
+		}
+	case session.TypeToolCall:
+		p, err := session.DecodeToolCall(e)
+		if err != nil {
+			return
+		}
+		args := tool.ParseArguments(p.Arguments)
+		t.calls[p.CallID] = pendingCall{name: p.Name, args: args}
+		t.print(r.Call(p.Name, agent.CallCard(t.def(p.Name), p.Name, args)))
+	case session.TypeToolResult:
+		p, err := session.DecodeToolResult(e)
+		if err != nil {
+			return
+		}
+		c := t.calls[p.CallID]
+		delete(t.calls, p.CallID)
+		res := card.ToolResult{Content: p.Content, IsError: p.IsError, Meta: p.Meta}
+		t.print(r.Result(c.name, agent.ResultCard(t.def(c.name), c.name, c.args, res), p.IsError))
+	case session.TypeCodeDispatch:
+		p, err := session.DecodeCodeDispatch(e)
+		if err != nil {
+			return
+		}
+		mark := r.Green("✓")
+		if p.IsError {
+			mark = r.Red("✗")
+		}
+		args := compactArgs(p.Arguments)
+		t.print("  " + mark + " " + r.Dim(r.Clip(term.Sanitize(p.Name)+" "+args+" → "+firstLine(textOf(p.Content)), 4)) + "\n")
+	case session.TypeApprovalAsked:
+		p, err := session.DecodeApprovalAsked(e)
+		if err != nil {
+			return
+		}
+		line := "? approval asked for " + term.Sanitize(p.ToolName)
+		if p.Reason != "" {
+			line += ": " + term.Sanitize(p.Reason)
+		}
+		t.print(r.Yellow(line) + "\n")
+	case session.TypeApprovalDecided:
+		p, err := session.DecodeApprovalDecided(e)
+		if err != nil {
+			return
+		}
+		t.print(r.Yellow("? approval "+term.Sanitize(p.Outcome)) + "\n")
+	case session.TypeTurnEnd:
+		p, err := session.DecodeTurnEnd(e)
+		if err != nil {
+			return
+		}
+		t.out.Clear()
+		line := fmt.Sprintf("— turn %d %s", p.Turn, describeEnd(p.Reason))
+		if p.Reason.Kind == session.EndCompleted {
+			t.print(r.Dim(line) + "\n")
+		} else {
+			t.print(r.Red(term.Sanitize(line)) + "\n")
+		}
+	}
+}
+
+// def returns the definition presenting cards for a tool name (nil when unknown: the
+// generic cards).
+func (t *transcript) def(name string) *tool.Definition {
+	if t.reg == nil {
+		return nil
+	}
+	return t.reg.Get(name, nil)
+}
+
+// describeEnd says how a turn ended, in words.
+func describeEnd(r session.EndReason) string {
+	switch r.Kind {
+	case session.EndCompleted:
+		return "completed"
+	case session.EndAborted:
+		if r.Cause != "" && r.Cause != "user" {
+			return "aborted by " + r.Cause
+		}
+		return "aborted"
+	case session.EndError:
+		if r.Error != nil {
+			return fmt.Sprintf("failed: %s (%s)", r.Error.Message, r.Error.Code)
+		}
+		return "failed"
+	case session.EndMaxTokens:
+		return "stopped: a reply hit the token limit"
+	case agent.EndMaxSteps:
+		return "stopped: the step limit was reached"
+	case session.EndInterrupted:
+		return "interrupted (dsh stopped before it ended)"
+	}
+	return "ended: " + r.Kind
+}
+
+// textOf joins the text blocks of a content list.
+func textOf(blocks []content.Block) string {
+	var parts []string
+	for _, b := range blocks {
+		if b.Type == content.TypeText {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// textBlocks keeps the text blocks of an assistant message (not reasoning or tool calls).
+func textBlocks(blocks []content.Block) []content.Block {
+	var out []content.Block
+	for _, b := range blocks {
+		if b.Type == content.TypeText {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(term.Sanitize(s))
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}
+
+// compactArgs renders sub-call arguments on one line, shortened.
+func compactArgs(v any) string {
+	s := term.Sanitize(jsonText(v))
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:59]) + "…"
+	}
+	return s
+}
