@@ -215,8 +215,11 @@ func (fr *frameReader) next() ([]byte, error) {
 			fr.buf = append(fr.buf, chunk...)
 		default:
 			fr.buf = append(fr.buf, chunk...)
+			if len(fr.buf) > fr.max {
+				return nil, fmt.Errorf("%w: more than %d bytes", errFrameTooLarge, fr.max)
+			}
 			if len(fr.buf) > 0 && err == io.EOF {
-				return bytes.TrimSpace(fr.buf), nil
+				return fr.buf, nil
 			}
 			return nil, err
 		}
