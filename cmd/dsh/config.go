@@ -437,3 +437,16 @@ func (v configValue) jsonValue() any {
 		return x
 	}
 }
+
+// override sets a value for a command that fixes it (the demo), naming the command as the
+// source.
+func (c *config) override(key string, value any, source string) {
+	i, ok := c.index[key]
+	if !ok {
+		panic("dsh: unknown configuration key " + key) // a programming error in this package
+	}
+	c.values[i].value, c.values[i].source = value, source
+}
+
+// str returns the value as a string (for string settings).
+func (v configValue) str() string { s, _ := v.value.(string); return s }

@@ -1,5 +1,199 @@
 package main
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
 
-func runDemo(ctx context.Context, e *env, args []string) error { return nil }
+	"github.com/dsh-go/dsh/internal/term"
+	"github.com/dsh-go/dsh/jsonv"
+	"github.com/dsh-go/dsh/llm/script"
+	"github.com/dsh-go/dsh/policy/approval"
+	"github.com/dsh-go/dsh/tool"
+)
+
+// demoFiles is the project the demo works on, written to a fresh temporary workspace.
+var demoFiles = []struct{ name, text string }{
+	{"README.md", "# greeter\n\nA tiny Go program that greets whoever runs it.\n\nRun it with `go run .`.\n"},
+	{"go.mod", "module greeter\n\ngo 1.26\n"},
+	{"main.go", "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"hello\")\n}\n"},
+}
+
+// demoDenyRule is the permission rule the demo's denied command runs into.
+const demoDenyRule = "bash(rm -rf *)"
+
+// runDemo implements "dsh demo": the real agent loop, tools and policies, driven by a
+// scripted model so that it runs offline and the same way every time. It works in a fresh
+// temporary workspace and shows parallel reads, an edit with its diff, a command denied by
+// a permission rule, a command that times out and — in the code and both modes — a
+// run_code program fanning out parallel reads. The session is persisted like any other, so
+// "dsh session show" replays it.
+func runDemo(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "demo", "demo [--mode native|code|both] [--json] [--keep]")
+	asJSON := fs.Bool("json", false, "print the session events as JSON lines on standard output")
+	keep := fs.Bool("keep", false, "keep the temporary workspace instead of removing it")
+	cf := addConfigFlags(fs, "mode", "sessions.dir")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return &usageError{fmt.Sprintf("unexpected argument %q", pos[0])}
+	}
+	mode := tool.ModeBoth
+	ws, err := os.MkdirTemp("", "dsh-demo-")
+	if err != nil {
+		return fmt.Errorf("temporary workspace: %w", err)
+	}
+	if ws, err = filepath.EvalSymlinks(ws); err != nil {
+		return err
+	}
+	defer func() {
+		if *keep {
+			fmt.Fprintf(e.stderr, "workspace kept: %s\n", ws)
+			return
+		}
+		os.RemoveAll(ws)
+		if !*asJSON {
+			fmt.Fprintf(e.stderr, "workspace removed: %s (pass --keep to keep it)\n", ws)
+		}
+	}()
+	for _, f := range demoFiles {
+		if err := os.WriteFile(filepath.Join(ws, f.name), []byte(f.text), 0o644); err != nil {
+			return fmt.Errorf("temporary workspace: %w", err)
+		}
+	}
+	c, err := loadConfig(e, ws, cf)
+	if err != nil {
+		return err
+	}
+	if v := c.get("mode"); v.source != "default" {
+		mode = tool.Mode(v.str())
+	}
+	// The demo is the same everywhere: its own rules, nobody asked for approval.
+	c.override("mode", string(mode), "demo")
+	c.override("permissions.allow", []string{}, "demo")
+	c.override("permissions.ask", []string{}, "demo")
+	c.override("permissions.deny", []string{demoDenyRule}, "demo")
+	c.override("approval.policy", "ask", "demo")
+	c.override("agent.maxParallelToolCalls", 10, "demo")
+
+	opts := script.Options{Name: "scripted-demo", Source: "the demo script"}
+	if !*asJSON && term.IsTerminal(e.stderr) {
+		opts.ChunkSize, opts.Delay = 6, 12*time.Millisecond // let the reply arrive visibly
+	}
+	model, err := script.New(demoScript(mode), opts)
+	if err != nil {
+		return fmt.Errorf("the demo script: %w", err)
+	}
+	return runAgent(ctx, e, agentRun{
+		config:    c,
+		workspace: ws,
+		model:     model,
+		task:      "Make the greeter greet the world, clean up old build output and run the slow check.",
+		json:      *asJSON,
+		banner:    fmt.Sprintf("dsh demo · SCRIPTED MODEL: the replies are replayed from a script, no LLM is called · mode %s · workspace %s", mode, ws),
+		prompter:  approval.NonInteractive(),
+		scripted:  true,
+	})
+}
+
+// args encodes tool arguments: name/value pairs in order.
+func args(kv ...any) string {
+	o := jsonv.NewObject()
+	for i := 0; i+1 < len(kv); i += 2 {
+		v := kv[i+1]
+		if n, ok := v.(int); ok {
+			v = float64(n)
+		}
+		o.Set(kv[i].(string), v)
+	}
+	b, err := jsonv.Marshal(o)
+	if err != nil {
+		panic(err) // the demo's own literals
+	}
+	return string(b)
+}
+
+func call(id, name, arguments string) script.ToolCall {
+	return script.ToolCall{ID: id, Name: name, Arguments: arguments}
+}
+
+// Code Mode programs of the demo.
+const (
+	demoReadProgram = `const files = ["README.md", "main.go"];
+// Both reads are concurrency-safe, so they run in parallel.
+const reads = await Promise.all(files.map((file_path) => tools.read({ file_path })));
+reads.forEach((r, i) => console.log(files[i] + ": " + r.totalLines + " lines"));
+return reads.map((r, i) => ({ file: files[i], lines: r.totalLines }));`
+
+	demoEditProgram = `await tools.edit({
+  file_path: "main.go",
+  old_string: 'fmt.Println("hello")',
+  new_string: 'fmt.Println("hello, world")',
+});
+console.log("main.go now greets the world");`
+
+	demoShellProgram = `try {
+  await tools.bash({ command: "rm -rf build", description: "Remove old build output" });
+} catch (err) {
+  console.log("denied: " + (err as Error).message);
+}
+const slow = await tools.bash({ command: "sleep 30", description: "Wait for a slow check", timeoutMs: 300 });
+console.log("slow check timed out: " + slow.timedOut);`
+)
+
+// demoScript is the scripted model's replies for a presentation mode.
+func demoScript(mode tool.Mode) []script.Reply {
+	final := script.Reply{Text: "Done. main.go now prints \"hello, world\". Removing the build directory was denied by the " +
+		"permission rule " + demoDenyRule + ", and the slow check was stopped by its 300 ms timeout."}
+	if mode == tool.ModeCode {
+		return []script.Reply{
+			{Reasoning: "Only run_code is available, so I read the files from a program.",
+				Text:      "Let me read the project — both files at once, from one program.",
+				ToolCalls: []script.ToolCall{call("c1", tool.RunCodeName, args("description", "Read README.md and main.go in parallel", "code", demoReadProgram))}},
+			{ExpectToolResults: []string{"c1"}, Text: "main.go prints \"hello\". I'll make it greet the world.",
+				ToolCalls: []script.ToolCall{call("c2", tool.RunCodeName, args("description", "Edit the greeting", "code", demoEditProgram))}},
+			{ExpectToolResults: []string{"c2"}, Text: "Now the clean-up and the slow check.",
+				ToolCalls: []script.ToolCall{call("c3", tool.RunCodeName, args("description", "Clean up and run the slow check", "code", demoShellProgram))}},
+			withExpect(final, "c3"),
+		}
+	}
+	replies := []script.Reply{
+		{Reasoning: "I should look at the project before changing anything.",
+			Text: "Let me look at the project first: two reads in parallel, then a listing.",
+			ToolCalls: []script.ToolCall{
+				call("c1", "read", args("file_path", "README.md")),
+				call("c2", "read", args("file_path", "main.go")),
+				call("c3", "glob", args("pattern", "*.go")),
+			}},
+		{ExpectToolResults: []string{"c1", "c2", "c3"}, Text: "main.go prints \"hello\". I'll make it greet the world.",
+			ToolCalls: []script.ToolCall{call("c4", "edit", args("file_path", "main.go",
+				"old_string", `fmt.Println("hello")`, "new_string", `fmt.Println("hello, world")`))}},
+		{ExpectToolResults: []string{"c4"}, Text: "Now I'll remove old build output and run the slow check.",
+			ToolCalls: []script.ToolCall{
+				call("c5", "bash", args("command", "rm -rf build", "description", "Remove old build output")),
+				call("c6", "bash", args("command", "sleep 30", "description", "Wait for a slow check", "timeoutMs", 300)),
+			}},
+	}
+	last := "c6"
+	if mode == tool.ModeBoth {
+		replies = append(replies, script.Reply{ExpectToolResults: []string{"c5", "c6"},
+			Text: "Finally, Code Mode: one program fans out both reads in parallel and returns only the line counts.",
+			ToolCalls: []script.ToolCall{call("c7", tool.RunCodeName, args("description", "Count the lines of README.md and main.go", "code", demoReadProgram))}})
+		last = "c7"
+	}
+	if last == "c6" {
+		final = withExpect(final, "c5", "c6")
+	} else {
+		final = withExpect(final, last)
+	}
+	return append(replies, final)
+}
+
+func withExpect(r script.Reply, ids ...string) script.Reply {
+	r.ExpectToolResults = ids
+	return r
+}

@@ -83,7 +83,8 @@ type agentRun struct {
 	json      bool
 	banner    string            // the first line of the transcript
 	prompter  approval.Prompter // nil: the terminal when there is one
-	noPrompt  bool              // never ask a person (the demo)
+	noPrompt  bool              // never ask a person
+	scripted  bool              // the model is the demo's script: a session not worth resuming
 }
 
 // runAgent runs one turn in a new or resumed session and reports it.
@@ -165,7 +166,11 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 	if !ar.json {
 		where := flog.Path()
 		fmt.Fprintln(e.stderr, r.Dim(fmt.Sprintf("session %s · log %s", id, where)))
-		fmt.Fprintln(e.stderr, r.Dim(fmt.Sprintf("replay: dsh session show %s · continue: dsh run --resume %s \"…\"", id, id)))
+		hint := fmt.Sprintf("replay: dsh session show %s", id)
+		if !ar.scripted {
+			hint += fmt.Sprintf(" · continue: dsh run --resume %s \"…\"", id)
+		}
+		fmt.Fprintln(e.stderr, r.Dim(hint))
 		// The answer was streamed with the transcript; print it again on standard output
 		// unless both streams are the same terminal.
 		if answer := strings.TrimSpace(res.Text()); answer != "" && !(term.IsTerminal(e.stdout) && live) {

@@ -152,8 +152,11 @@ func (t *transcript) event(e session.Event) {
 		if p.IsError {
 			mark = r.Red("✗")
 		}
-		args := compactArgs(p.Arguments)
-		t.print("  " + mark + " " + r.Dim(r.Clip(term.Sanitize(p.Name)+" "+args+" → "+firstLine(textOf(p.Content)), 4)) + "\n")
+		line := term.Sanitize(p.Name) + " " + compactArgs(p.Arguments)
+		if p.IsError {
+			line += " → " + firstLine(textOf(p.Content))
+		}
+		t.print("  " + mark + " " + r.Dim(r.Clip(line, 4)) + "\n")
 	case session.TypeApprovalAsked:
 		p, err := session.DecodeApprovalAsked(e)
 		if err != nil {

@@ -374,7 +374,7 @@ func (r Renderer) Result(name string, c card.Result, isError bool) string {
 		if isError {
 			style = r.Red
 		}
-		r.body(&b, lines(textOf(c.Content)), "  ", true, style)
+		r.body(&b, unfence(lines(textOf(c.Content))), "  ", true, style)
 	}
 	return b.String()
 }
@@ -430,3 +430,12 @@ func (r Renderer) diff(b *strings.Builder, d card.FileDiff) {
 // Clip cuts one line of already-sanitized text to the renderer's width, less indent
 // columns already used, marking the cut with "…". Without a width it returns line whole.
 func (r Renderer) Clip(line string, indent int) string { return r.clip(line, indent) }
+
+// unfence drops the Markdown code fence around a whole body (a card's "```console" block):
+// a terminal shows the text itself.
+func unfence(ls []string) []string {
+	if len(ls) >= 2 && strings.HasPrefix(ls[0], "```") && strings.TrimSpace(ls[len(ls)-1]) == "```" {
+		return ls[1 : len(ls)-1]
+	}
+	return ls
+}
