@@ -434,3 +434,12 @@ func ok(v any) (coderuntime.Result, error) {
 	}
 	return coderuntime.Result{Logs: []string{}, Value: s, HasValue: true}, nil
 }
+
+func mustRunner(tb testing.TB, reg *tool.Registry, rt coderuntime.Runtime) *codemode.Runner {
+	tb.Helper()
+	r, err := codemode.New(reg, rt, codemode.Config{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}
