@@ -3,9 +3,11 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/dsh-go/dsh/card"
 	"github.com/dsh-go/dsh/content"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/llm"
@@ -650,4 +652,55 @@ func TestContinuesLogTurnNumbers(t *testing.T) {
 	if msgs := m.Requests()[0].Messages; len(msgs) != 3 || blockText(msgs[1].Content) != "one" {
 		t.Fatalf("history = %+v", msgs)
 	}
+}
+
+// TestToolResultPayloads pins the tool/result data of SPEC §5.6: meta when the tool
+// projects one (and the result card computed from it), error {name, code} for a coded
+// failure, neither for a plain success.
+func TestToolResultPayloads(t *testing.T) {
+	f := newFixture(t)
+	type out struct {
+		Upper string `json:"upper"`
+	}
+	def := tool.Must(tool.New("shout", "Shout the text.",
+		func(ctx context.Context, call *tool.Call, in textArgs) (out, error) {
+			if in.Text == "" {
+				return out{}, tool.NewError("ShoutError", "NOTHING_TO_SHOUT", "nothing to shout")
+			}
+			return out{Upper: strings.ToUpper(in.Text)}, nil
+		},
+		tool.Meta(func(in textArgs, o out) (any, error) { return map[string]any{"chars": len(o.Upper)}, nil }),
+		tool.Render(func(in textArgs, o out) ([]content.Block, error) { return content.Texts(o.Upper), nil }),
+		tool.ResultCard(func(in textArgs, r card.ToolResult) *card.Result {
+			meta, _ := jsonv.Marshal(r.Meta)
+			return &card.Result{Card: card.Generic, Title: fmt.Sprintf("shouted %s", meta)}
+		}),
+	))
+	if _, err := f.reg.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	a, _ := f.agent(t, []script.Reply{
+		{ToolCalls: scriptCalls("shout:c1:hey", "shout:c2:")},
+		{Text: "ok"},
+	}, Config{Observer: Observer{ToolResult: func(r ToolResultEvent) { titles = append(titles, r.Card.Title) }}})
+	if _, err := a.Run(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range a.Log().Events() {
+		if e.Type != session.TypeToolResult {
+			continue
+		}
+		data := jsonv.Clone(e.Data).(*jsonv.Object)
+		msg, _ := data.Get("message")
+		msg.(*jsonv.Object).Set("id", "ID")
+		b, _ := jsonv.Marshal(data)
+		got = append(got, string(b))
+	}
+	equalStrings(t, "tool/result data", got, []string{
+		`{"turn":1,"step":1,"message":{"id":"ID","role":"user","source":{"kind":"tool","callId":"c1"},"content":[{"type":"tool-result","toolCallId":"c1","content":[{"type":"text","text":"HEY"}],"isError":false}]},"meta":{"chars":3}}`,
+		`{"turn":1,"step":1,"message":{"id":"ID","role":"user","source":{"kind":"tool","callId":"c2"},"content":[{"type":"tool-result","toolCallId":"c2","content":[{"type":"text","text":"Error: nothing to shout"}],"isError":true}]},"error":{"name":"ShoutError","code":"NOTHING_TO_SHOUT"}}`,
+	})
+	equalStrings(t, "result card titles", titles, []string{`shouted {"chars":3}`, "shouted null"})
 }
