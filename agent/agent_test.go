@@ -144,7 +144,7 @@ func TestDenialReachesModel(t *testing.T) {
 	if d := rs["c1"]; !d.IsError || d.Error != nil || blockText(d.Content) != "Error: excl is not allowed here" {
 		t.Errorf("denied result = %+v", d)
 	}
-	if !rs["c2"].IsError == false && blockText(rs["c2"].Content) != "echo: y" {
+	if rs["c2"].IsError || blockText(rs["c2"].Content) != "echo: y" {
 		t.Errorf("allowed result = %+v", rs["c2"])
 	}
 	got := requestResults(m.Requests()[1])
