@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/dsh-go/dsh/coderuntime/quickjs"
+	"go.uber.org/goleak"
+)
+
+// The test binary doubles as dsh's Code Mode worker: the runtime re-executes the current
+// executable in its hidden mode, exactly as the real binary's main dispatches it.
+func TestMain(m *testing.M) {
+	if quickjs.IsWorker(os.Args[1:]) {
+		os.Exit(quickjs.WorkerMain())
+	}
+	goleak.VerifyTestMain(m,
+		// The OpenAI client's idle keep-alive connections to the test server close
+		// asynchronously after the server shuts down.
+		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
+		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+	)
+}
+
+// sandbox is one test's world: a workspace (the working directory) and a dsh home.
+type sandbox struct {
+	t    *testing.T
+	ws   string
+	home string
+	env  map[string]string
+}
+
+func newSandbox(t *testing.T) *sandbox {
+	t.Helper()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(t.TempDir(), "dsh-home")
+	return &sandbox{t: t, ws: ws, home: home, env: map[string]string{"DSH_HOME": home}}
+}
+
+// write creates a file in the workspace.
+func (s *sandbox) write(name, text string) {
+	s.t.Helper()
+	p := filepath.Join(s.ws, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// result is one dsh invocation's outcome.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// dsh runs one dsh command line in-process, in the sandbox.
+func (s *sandbox) dsh(args ...string) result {
+	s.t.Helper()
+	return s.dshCtx(context.Background(), args...)
+}
+
+func (s *sandbox) dshCtx(ctx context.Context, args ...string) result {
+	s.t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdout: &out, stderr: &errb, cwd: s.ws, getenv: func(k string) string { return s.env[k] }}
+	code := run(ctx, e, args)
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// want checks the exit status, reporting the streams on failure.
+func (r result) want(t *testing.T, code int) result {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
+	}
+	return r
+}
+
+var sessionLine = regexp.MustCompile(`session (\d{8}T\d{6}Z-[0-9a-f]{8}) · log (\S+)`)
+
+// sessionID returns the id of the session a run or demo reported on stderr.
+func sessionID(t *testing.T, stderr string) (id, path string) {
+	t.Helper()
+	m := sessionLine.FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("no session line in:\n%s", stderr)
+	}
+	return m[1], m[2]
+}
+
+// mustContain checks that s holds every one of wants.
+func mustContain(t *testing.T, what, s string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(s, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, s)
+		}
+	}
+}
