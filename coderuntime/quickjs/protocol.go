@@ -41,6 +41,9 @@ type startFrame struct {
 	Program    string      `json:"program"`
 	Namespaces []wireNS    `json:"namespaces"`
 	Limits     startLimits `json:"limits"`
+	// Positions maps the program's lines back to the source the model wrote: for each
+	// line of Program, a flat list of [generated column, line, column] triples.
+	Positions jsontext.Value `json:"positions,omitempty"`
 }
 
 // wireNS is a binding namespace as the worker sees it: names only.

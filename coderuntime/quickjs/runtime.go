@@ -211,12 +211,12 @@ func (r *Runtime) Run(ctx context.Context, req coderuntime.Request) (coderuntime
 	if ctx.Err() != nil {
 		return normalize(ledger.Failure(nil, coderuntime.Failure{Kind: coderuntime.FailureAbort, Message: coderuntime.AbortMessage(ctx)})), nil
 	}
-	code, err := tsstrip.Strip(req.Program)
+	code, positions, err := tsstrip.StripMapped(req.Program)
 	if err != nil {
 		return normalize(ledger.Failure(nil, coderuntime.Failure{Kind: coderuntime.FailureException, Message: err.Error()})), nil
 	}
 	s := newSession(r, ctx, req.Bindings, ledger)
-	return normalize(s.run(code)), nil
+	return normalize(s.run(code, encodePositions(positions))), nil
 }
 
 // normalize makes Logs non-nil so a result always renders its logs as an array.
@@ -258,4 +258,27 @@ func (r *Runtime) limits() startLimits {
 // stop itself at its busy-time budget (for example inside a long native operation).
 func (r *Runtime) computeBackstop() time.Duration {
 	return 2*time.Duration(r.cfg.ComputeMs*float64(time.Millisecond)) + time.Second
+}
+
+// encodePositions renders a position map as the worker's flat JSON triples.
+func encodePositions(m *tsstrip.PositionMap) []byte {
+	b := []byte{'['}
+	for i, line := range m.Lines() {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		for j, s := range line {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(s.GenColumn), 10)
+			b = append(b, ',')
+			b = strconv.AppendInt(b, int64(s.Line), 10)
+			b = append(b, ',')
+			b = strconv.AppendInt(b, int64(s.Column), 10)
+		}
+		b = append(b, ']')
+	}
+	return append(b, ']')
 }

@@ -343,12 +343,12 @@ func TestCompletion(t *testing.T) {
 
 func TestExceptions(t *testing.T) {
 	forEachMode(t, Config{}, func(t *testing.T, rt *Runtime) {
-		res := run(t, rt, "console.log('before');\nfunction boom() { throw new Error('kaboom') }\nboom()", nil)
+		res := run(t, rt, "console.log('before');\n\n// The stack names the lines as written.\nfunction boom(): never { throw new Error('kaboom') }\n  boom()", nil)
 		if res.Error == nil || res.Error.Kind != coderuntime.FailureException {
 			t.Fatalf("result %+v", res)
 		}
-		if !strings.HasPrefix(res.Error.Message, "Error: kaboom\n    at boom (program:") || strings.Contains(res.Error.Message, "<eval>") {
-			t.Errorf("message = %q", res.Error.Message)
+		if want := "Error: kaboom\n    at boom (program.ts:4:36)\n    at anonymous (program.ts:5:3)"; res.Error.Message != want {
+			t.Errorf("message = %q, want %q", res.Error.Message, want)
 		}
 		if diff := cmp.Diff([]string{"before"}, res.Logs); diff != "" {
 			t.Errorf("logs (-want +got):\n%s", diff)

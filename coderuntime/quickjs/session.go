@@ -83,8 +83,8 @@ type process interface {
 }
 
 // run starts the worker for the type-stripped code and drives the run to its result.
-func (s *session) run(code string) coderuntime.Result {
-	start := startFrame{Type: "start", Program: code, Limits: s.rt.limits()}
+func (s *session) run(code string, positions []byte) coderuntime.Result {
+	start := startFrame{Type: "start", Program: code, Limits: s.rt.limits(), Positions: positions}
 	for _, n := range s.order {
 		w := wireNS{Global: n.Global, Names: make([]string, 0, len(n.Functions))}
 		for name := range n.Functions {

@@ -228,10 +228,14 @@ func (w *worker) boot(start startFrame) error {
 	if err != nil {
 		return err
 	}
+	positions := []byte(start.Positions)
+	if len(positions) == 0 {
+		positions = []byte("[]")
+	}
 	var handle qjs.Value
 	var bootErr error
 	w.enter(func() error {
-		handle, bootErr = bootFn.CallValue(qjs.UndefinedValue, start.Program, string(ns))
+		handle, bootErr = bootFn.CallValue(qjs.UndefinedValue, start.Program, string(ns), string(positions))
 		return bootErr
 	})
 	if bootErr != nil {

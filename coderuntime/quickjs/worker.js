@@ -179,6 +179,40 @@
     return false;
   }
 
+  // positions maps lines of the type-stripped body back to the program: for body line k,
+  // positions[k-1] is a flat list of [generated column (0-based), line, column] triples.
+  let positions = [];
+  // LINE_OFFSET is how many lines the AsyncFunction source puts before the body's first
+  // line: "(async function anonymous(<params>", ") {" and the 'use strict' line.
+  const LINE_OFFSET = 3;
+  function digitsAt(text, i) {
+    let n = 0, j = i;
+    for (; j < text.length; j++) {
+      const c = call(StringCharCodeAt, text, j);
+      if (c < 48 || c > 57) break;
+      n = n * 10 + (c - 48);
+    }
+    return j > i ? [n, j] : null;
+  }
+  // mapFrame rewrites "<input>:L:C" in one stack frame to the program position.
+  function mapFrame(line) {
+    const at = call(StringIndexOf, line, '<input>:');
+    if (at < 0) return line;
+    const l = digitsAt(line, at + 8);
+    const c = l && call(StringCharCodeAt, line, l[1]) === 58 ? digitsAt(line, l[1] + 1) : null;
+    if (!c) return join(call(StringSplit, line, '<input>'), 'program.ts');
+    const tail = call(StringSlice, line, c[1]);
+    const head = call(StringSlice, line, 0, at);
+    const segs = positions[l[0] - LINE_OFFSET - 1];
+    if (segs === undefined || segs.length === 0) return head + 'program.ts' + tail;
+    let best = 0;
+    for (let i = 0; i < segs.length; i += 3) {
+      if (segs[i] <= c[0] - 1) best = i;
+      else break;
+    }
+    return head + 'program.ts:' + segs[best + 1] + ':' + segs[best + 2] + tail;
+  }
+
   // stackOf renders an error like Node's err.stack: "Name: message" followed by at most
   // STACK_FRAMES frames of the program (frames of this prelude are dropped).
   const STACK_FRAMES = 10;
@@ -192,8 +226,10 @@
     const kept = newList();
     for (let i = 0; i < lines.length && kept.length < STACK_FRAMES; i++) {
       const line = lines[i];
-      if (line === '' || call(StringIndexOf, line, '<eval>') >= 0) continue;
-      push(kept, join(call(StringSplit, line, '<input>'), 'program'));
+      // Frames of the prelude (evaluated as <eval>, and the apply that starts the program)
+      // are not the program's.
+      if (line === '' || call(StringIndexOf, line, '<eval>') >= 0 || line === '    at apply (native)') continue;
+      push(kept, mapFrame(line));
     }
     if (kept.length === 0) return head;
     if (call(StringIndexOf, stack, head) === 0) return stack;
@@ -369,8 +405,9 @@
     return join(parts, ' ');
   }
 
-  return function boot(code, namespacesJSON) {
+  return function boot(code, namespacesJSON, positionsJSON) {
     const namespaces = JSONParse(namespacesJSON);
+    positions = JSONParse(positionsJSON);
     const pending = new MapCtor();
 
     function makeErrorClass(desc) {

@@ -51,10 +51,16 @@ func (e *Error) Error() string {
 // The result is the body of an equivalent JavaScript async function. It returns an *Error
 // for a syntax error or a non-erasable construct.
 func Strip(program string) (string, error) {
+	code, _, err := strip(program, false)
+	return code, err
+}
+
+// strip is Strip, optionally with esbuild's source map of the wrapped program.
+func strip(program string, sourceMap bool) (string, []byte, error) {
 	if err := CheckErasable(program); err != nil {
-		return "", err
+		return "", nil, err
 	}
-	res := api.Transform(wrapPrefix+program+wrapSuffix, api.TransformOptions{
+	opts := api.TransformOptions{
 		Loader:     api.LoaderTS,
 		Target:     api.ESNext,
 		Sourcefile: "program.ts",
@@ -62,19 +68,23 @@ func Strip(program string) (string, error) {
 		Charset:    api.CharsetUTF8,
 		// Keep the program's class-field semantics as written (ES2022 [[Define]]).
 		TsconfigRaw: `{"compilerOptions":{"useDefineForClassFields":true}}`,
-	})
+	}
+	if sourceMap {
+		opts.Sourcemap = api.SourceMapExternal
+	}
+	res := api.Transform(wrapPrefix+program+wrapSuffix, opts)
 	if len(res.Errors) > 0 {
-		return "", transformError(res.Errors[0], program)
+		return "", nil, transformError(res.Errors[0], program)
 	}
 	code := string(res.Code)
 	const outPrefix = "async function __dsh_program__() {\n"
 	if code == "async function __dsh_program__() {\n}\n" {
-		return "", nil
+		return "", res.Map, nil
 	}
 	if !strings.HasPrefix(code, outPrefix) || !strings.HasSuffix(code, "\n}\n") {
-		return "", &Error{Message: "the program is not a valid async function body"}
+		return "", nil, &Error{Message: "the program is not a valid async function body"}
 	}
-	return code[len(outPrefix) : len(code)-len("}\n")], nil
+	return code[len(outPrefix) : len(code)-len("}\n")], res.Map, nil
 }
 
 // transformError converts an esbuild message into an *Error positioned in the program.

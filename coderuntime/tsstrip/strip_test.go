@@ -200,3 +200,54 @@ func BenchmarkStrip(b *testing.B) {
 		}
 	}
 }
+
+func TestStripMapped(t *testing.T) {
+	program := "// a comment\n\nconst x: number = 1;   const y = 2;\n\n\n  function boom(): never {\n    throw new Error('kaboom');\n  }\nboom();"
+	code, m, err := StripMapped(program)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(code, "\n")
+	find := func(needle string) (int, int) {
+		for i, l := range lines {
+			if c := strings.Index(l, needle); c >= 0 {
+				return i + 1, c + 1
+			}
+		}
+		t.Fatalf("%q not in %q", needle, code)
+		return 0, 0
+	}
+	progLines := strings.Split(program, "\n")
+	for _, needle := range []string{"const x", "const y", "function boom", "throw new Error", "new Error", "boom();"} {
+		line, col := find(needle)
+		ol, oc, ok := m.Original(line, col)
+		if !ok {
+			t.Errorf("%q at %d:%d is unmapped", needle, line, col)
+			continue
+		}
+		if ol < 1 || ol > len(progLines) || !strings.HasPrefix(progLines[ol-1][oc-1:], strings.TrimSuffix(needle, "();")) {
+			t.Errorf("%q at body %d:%d maps to program %d:%d", needle, line, col, ol, oc)
+		}
+	}
+	if _, _, ok := m.Original(0, 1); ok {
+		t.Error("line 0 is mapped")
+	}
+	if _, _, ok := m.Original(1000, 1); ok {
+		t.Error("line 1000 is mapped")
+	}
+}
+
+func TestDecodeVLQ(t *testing.T) {
+	tests := map[string][]int{"AAAA": {0, 0, 0, 0}, "C": {1}, "D": {-1}, "gB": {16}, "2HwBe": {123, 24, 15}}
+	for in, want := range tests {
+		got, err := decodeVLQ(in)
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("decodeVLQ(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"g", "!", "ggggggggA"} {
+		if _, err := decodeVLQ(bad); err == nil {
+			t.Errorf("decodeVLQ(%q) = nil error", bad)
+		}
+	}
+}
