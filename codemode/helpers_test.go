@@ -159,6 +159,12 @@ func (l *recLog) Settle(agent *tool.Scope, p session.CodeDispatch) error {
 	return nil
 }
 
+func (l *recLog) reset() {
+	l.mu.Lock()
+	l.events = nil
+	l.mu.Unlock()
+}
+
 func (l *recLog) all() []logEvent {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -386,14 +392,6 @@ func staysFalse(tb testing.TB, what string, cond func() bool) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-}
-
-func id(v map[string]any) any {
-	out, err := jsonv.Snapshot(v)
-	if err != nil {
-		panic(err)
-	}
-	return out
 }
 
 func obj(kv ...any) *jsonv.Object {
