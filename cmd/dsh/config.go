@@ -384,9 +384,9 @@ func (c *config) get(key string) configValue {
 	return c.values[i]
 }
 
-func (c *config) str(key string) string            { return c.get(key).value.(string) }
-func (c *config) int(key string) int               { return c.get(key).value.(int) }
-func (c *config) list(key string) []string         { return slices.Clone(c.get(key).value.([]string)) }
+func (c *config) str(key string) string             { return c.get(key).value.(string) }
+func (c *config) int(key string) int                { return c.get(key).value.(int) }
+func (c *config) list(key string) []string          { return slices.Clone(c.get(key).value.([]string)) }
 func (c *config) duration(key string) time.Duration { return c.get(key).value.(time.Duration) }
 
 // rules returns the permission rules for a workspace.

@@ -181,7 +181,7 @@ func demoScript(mode tool.Mode) []script.Reply {
 	last := "c6"
 	if mode == tool.ModeBoth {
 		replies = append(replies, script.Reply{ExpectToolResults: []string{"c5", "c6"},
-			Text: "Finally, Code Mode: one program fans out both reads in parallel and returns only the line counts.",
+			Text:      "Finally, Code Mode: one program fans out both reads in parallel and returns only the line counts.",
 			ToolCalls: []script.ToolCall{call("c7", tool.RunCodeName, args("description", "Count the lines of README.md and main.go", "code", demoReadProgram))}})
 		last = "c7"
 	}

@@ -187,4 +187,3 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 	}
 	return nil
 }
-

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDemo runs the demo in every mode, end to end in-process: the real loop, tools,
+// policies and Code Mode worker, driven by the scripted model.
+func TestDemo(t *testing.T) {
+	common := []string{
+		"SCRIPTED MODEL", "no LLM is called",
+		"› Make the greeter greet the world",
+		`denied by permission rule "bash(rm -rf *)"`, // the denied command
+		"— turn 1 completed",
+		"replay: dsh session show ",
+		"workspace removed: ",
+	}
+	tests := []struct {
+		mode  string
+		wants []string
+	}{
+		{"native", []string{
+			"- \tfmt.Println(\"hello\")", "+ \tfmt.Println(\"hello, world\")", // the edit's diff
+			"● Read README.md\n● Read main.go\n✓ read · ", // two reads started before the first result: parallel
+			"✓ glob · 1 path\n  main.go\n",
+			"● Edit main.go\n✓ edit · Edit main.go · 1 file\n",
+			"● $ rm -rf build\n  Remove old build output\n✗ bash\n",
+			"● $ sleep 30\n  Wait for a slow check\n✓ bash · killed by SIGTERM\n  (no output)\n  [timed out after 300ms]\n",
+		}},
+		{"both", []string{
+			"- \tfmt.Println(\"hello\")", "+ \tfmt.Println(\"hello, world\")",
+			"● Read README.md\n● Read main.go\n✓ read · ",
+			"● Count the lines of README.md and main.go\n  │ const files",
+			// The program's two reads run in parallel, so they may settle in either order.
+			"  ✓ read {\"file_path\":\"README.md\"}\n", "  ✓ read {\"file_path\":\"main.go\"}\n",
+			"\n✓ run_code\n  README.md: 5 lines\n  main.go: 7 lines\n",
+		}},
+		{"code", []string{
+			"● Read README.md and main.go in parallel\n",
+			"  ✓ read {\"file_path\":\"README.md\"}\n", "  ✓ read {\"file_path\":\"main.go\"}\n",
+			"  ✓ edit {\"file_path\":\"main.go\"",
+			"  ✗ bash {\"command\":\"rm -rf build\"",
+			"denied: tool \"bash\" is denied by permission rule",
+			"slow check timed out: true",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			s := newSandbox(t)
+			r := s.dsh("demo", "--mode", tt.mode).want(t, 0)
+			mustContain(t, "demo transcript", r.stderr, append(common, tt.wants...)...)
+			mustContain(t, "demo transcript", r.stderr, "mode "+tt.mode)
+			if want := "Done. main.go now prints \"hello, world\""; !strings.HasPrefix(r.stdout, want) {
+				t.Errorf("stdout = %q, want the final answer", r.stdout)
+			}
+			if tt.mode == "native" && strings.Contains(r.stderr, "run_code") {
+				t.Errorf("native demo used run_code:\n%s", r.stderr)
+			}
+			id, path := sessionID(t, r.stderr)
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("the demo's log %s: %v", path, err)
+			}
+			if !strings.HasPrefix(path, filepath.Join(s.home, "sessions")+"/") {
+				t.Errorf("log %s is not under DSH_HOME", path)
+			}
+			// The log alone renders the same transcript.
+			show := s.dsh("session", "show", id).want(t, 0)
+			if len(show.stdout) < 500 || !strings.Contains(r.stderr, show.stdout) {
+				t.Errorf("session show differs from the live transcript\nlive:\n%s\nshow:\n%s", r.stderr, show.stdout)
+			}
+			ls := s.dsh("session", "ls").want(t, 0)
+			mustContain(t, "session ls", ls.stdout, "ID", id, "dsh-demo-")
+		})
+	}
+}
+
+// TestDemoJSON checks that --json prints the session's events, one JSON object per line,
+// in log order, and nothing else on standard output.
+func TestDemoJSON(t *testing.T) {
+	s := newSandbox(t)
+	r := s.dsh("demo", "--json", "--mode", "native").want(t, 0)
+	if r.stderr != "" {
+		t.Errorf("--json wrote to stderr: %q", r.stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	var types []string
+	for i, l := range lines {
+		var ev struct {
+			Type string `json:"type"`
+			Seq  int    `json:"seq"`
+		}
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("line %d is not JSON: %v\n%s", i+1, err, l)
+		}
+		if ev.Seq != i {
+			t.Fatalf("line %d has seq %d", i+1, ev.Seq)
+		}
+		types = append(types, ev.Type)
+	}
+	joined := strings.Join(types, " ")
+	for _, want := range []string{
+		"turn/start step/start user/message assistant/message tool/call tool/call tool/result tool/result tool/call tool/result step/end",
+		"step/end turn/end",
+	} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("event types lack %q:\n%s", want, joined)
+		}
+	}
+	// The same events come back from the store.
+	ls := s.dsh("session", "ls", "--json").want(t, 0)
+	var info struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(ls.stdout)), &info); err != nil {
+		t.Fatalf("session ls --json: %v\n%s", err, ls.stdout)
+	}
+	show := s.dsh("session", "show", "--json", info.ID).want(t, 0)
+	if show.stdout != r.stdout {
+		t.Errorf("session show --json differs from the live events\nlive:\n%s\nshow:\n%s", r.stdout, show.stdout)
+	}
+}
+
+// TestDemoBinary builds dsh once and runs the demo as a subprocess: the real main, with its
+// hidden Code Mode worker mode, in a clean environment.
+func TestDemoBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	bin := filepath.Join(t.TempDir(), "dsh")
+	build := exec.Command(gobin, "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	home := filepath.Join(t.TempDir(), "home")
+	cmd := exec.Command(bin, "demo")
+	cmd.Dir = t.TempDir()
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "DSH_HOME=" + home, "HOME=" + home, "TERM=dumb"}
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("dsh demo: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	mustContain(t, "dsh demo", stderr.String(), "SCRIPTED MODEL", "✓ run_code", "README.md: 5 lines", "[timed out after 300ms]", "— turn 1 completed")
+	if strings.Contains(stderr.String(), "\x1b[") {
+		t.Errorf("piped output holds escape sequences:\n%q", stderr.String())
+	}
+	mustContain(t, "dsh demo answer", stdout.String(), "Done.")
+	// The binary's own session listing sees the demo.
+	ls := exec.Command(bin, "session", "ls")
+	ls.Env = cmd.Env
+	out, err := ls.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "dsh-demo-") {
+		t.Errorf("dsh session ls: %v\n%s", err, out)
+	}
+}
