@@ -119,6 +119,12 @@ func run(ctx context.Context, e *env, args []string) int {
 		if errors.Is(err, errHelp) {
 			return 0
 		}
+		if ctx.Err() != nil && code == 1 {
+			code = 130 // interrupted, as a shell reports SIGINT
+			if errors.Is(err, context.Canceled) && ee == nil {
+				err = errors.New("interrupted")
+			}
+		}
 		if !errors.Is(err, silentError) {
 			fmt.Fprintf(e.stderr, "dsh %s: %v\n", c.name, err)
 		}
