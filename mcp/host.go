@@ -49,6 +49,10 @@ type Options struct {
 	ShutdownGrace time.Duration
 	// HTTPClient sends streamable HTTP requests; nil means http.DefaultClient's transport.
 	HTTPClient *http.Client
+	// Transport, when set, supplies the transport of every connection attempt instead of
+	// the declaration's stdio command or URL (which must still be valid); for in-process
+	// servers and tests. A nil transport falls back to the declaration.
+	Transport func(name string, cfg ServerConfig) sdk.Transport
 }
 
 func (o Options) withDefaults() Options {

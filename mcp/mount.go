@@ -371,6 +371,11 @@ func (m *Mount) connect() (*generation, error) {
 			MaxRetries: -1, // the mount's own reconnect policy owns retrying
 		}
 	}
+	if opts.Transport != nil {
+		if t := opts.Transport(m.name, m.cfg); t != nil {
+			inner = t
+		}
+	}
 	ct := &captureTransport{inner: inner, note: m.note}
 	client := sdk.NewClient(opts.ClientInfo, &sdk.ClientOptions{
 		Capabilities: &sdk.ClientCapabilities{},
