@@ -445,6 +445,22 @@ func TestRenderPythonClassNameCaps(t *testing.T) {
 	if len(text) > depth*400 {
 		t.Errorf("text is %d bytes", len(text))
 	}
+	// A deep oneOf chain with an object at every level keeps names bounded too.
+	closedEmpty := js(t, `{"type":"object","additionalProperties":false,"properties":{}}`)
+	var chain any = closedEmpty
+	for range 5000 {
+		chain = jsonv.NewObject(jsonv.Member{Name: "oneOf", Value: []any{chain, closedEmpty}})
+	}
+	text = codemode.RenderPython([]codemode.SDKTool{{Name: "deep", Parameters: jsonv.NewObject(
+		jsonv.Member{Name: "type", Value: "object"}, jsonv.Member{Name: "additionalProperties", Value: false},
+		jsonv.Member{Name: "properties", Value: jsonv.NewObject(jsonv.Member{Name: "root", Value: chain})}, jsonv.Member{Name: "required", Value: []any{"root"}},
+	), Output: str(t)}})
+	if n := longestClass(text); n > 140 {
+		t.Errorf("deep oneOf chain: longest class name %d", n)
+	}
+	if n := strings.Count(text, "(TypedDict):\n    pass\n"); n != 5001+0 {
+		t.Errorf("deep oneOf chain: %d empty classes, want 5001", n)
+	}
 	long := codemode.RenderPython([]codemode.SDKTool{sdkTool(t, "x_"+strings.Repeat("a", 200), "", `{"type":"object","additionalProperties":false,"properties":{"f":{"type":"string"}},"required":["f"]}`, `{"type":"string"}`)})
 	if n := longestClass(long); n != 120 {
 		t.Errorf("long tool name: class name of %d", n)

@@ -1101,8 +1101,9 @@ func TestNewValidatesConfig(t *testing.T) {
 	if _, err := codemode.New(reg, nil, codemode.Config{}); err == nil {
 		t.Error("nil runtime accepted")
 	}
-	r, err := codemode.New(reg, &fakeRuntime{lang: "python"}, codemode.Config{})
-	if err != nil || r.Language() != "python" {
+	py := &fakeRuntime{lang: "python"}
+	r, err := codemode.New(reg, py, codemode.Config{})
+	if err != nil || r.Language() != "python" || r.Runtime() != py {
 		t.Errorf("runner %v %v", r, err)
 	}
 	undo, err := codemode.Install(reg, rt, codemode.Config{})
