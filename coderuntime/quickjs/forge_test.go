@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,7 +22,8 @@ const forgeArg = "__forge__"
 // worker could send. It reads the start frame, then plays the named scenario.
 func forgedWorker(scenario string) int {
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
-	if _, err := in.ReadBytes('\n'); err != nil {
+	startLine, err := in.ReadBytes('\n')
+	if err != nil {
 		return 3
 	}
 	out := bufio.NewWriter(os.Stdout)
@@ -139,6 +141,29 @@ func forgedWorker(scenario string) int {
 	case "close-output":
 		os.Stdout.Close()
 		return hang()
+	case "environment":
+		// Report what the worker process was given: environment, directory, process group
+		// and, after applying the start frame's limit as WorkerMain does, RLIMIT_DATA.
+		var start startFrame
+		if json.Unmarshal(startLine, &start) != nil {
+			return 4
+		}
+		var limit syscall.Rlimit
+		if !raceEnabled {
+			if err := setDataLimit(start.Limits.DataLimitBytes); err != nil {
+				return 5
+			}
+		}
+		syscall.Getrlimit(syscall.RLIMIT_DATA, &limit)
+		wd, _ := os.Getwd()
+		pgid, _ := syscall.Getpgid(0)
+		report, _ := json.Marshal(map[string]any{
+			"env": len(os.Environ()), "wd": wd, "leader": pgid == os.Getpid(),
+			"dataLimit": limit.Cur == uint64(start.Limits.DataLimitBytes) || raceEnabled,
+			"heap":      start.Limits.MaxHeapBytes, "compute": start.Limits.ComputeMs,
+		})
+		send(`{"type":"done","value":` + string(report) + `}`)
+		return hang()
 	case "spin":
 		for {
 		}
@@ -243,6 +268,9 @@ func TestHostilePeer(t *testing.T) {
 		}},
 		{"close-output", Config{}, func(t *testing.T, res coderuntime.Result) {
 			wantFailure(t, res, coderuntime.FailureWorkerExit, "worker error: the worker closed its output without completing")
+		}},
+		{"environment", Config{MaxHeapMB: 64, ComputeMs: 1500}, func(t *testing.T, res coderuntime.Result) {
+			wantValue(t, res, `{"compute":1500,"dataLimit":true,"env":0,"heap":67108864,"leader":true,"wd":"/"}`)
 		}},
 		{"spin", Config{ComputeMs: 100}, func(t *testing.T, res coderuntime.Result) {
 			// The worker never reports its budget; the host's CPU backstop kills it.

@@ -80,10 +80,26 @@ func runWorker(in io.Reader, out io.Writer, process bool) int {
 	defer w.out.stop()
 
 	// The reader keeps reading so that a closed input interrupts even a busy program.
+	// Replies carry binding resolutions, which have no size cap of their own; the frame
+	// bound stays at maxStartFrame (the host is trusted).
 	readerDone := make(chan struct{})
+	if !process {
+		// In-process there is no process exit to end the reader: when the run is over,
+		// also after a panic, close both pipe ends this side holds (when they are
+		// closers) and wait for it.
+		defer func() {
+			w.out.stop()
+			if c, ok := out.(io.Closer); ok {
+				c.Close()
+			}
+			if c, ok := in.(io.Closer); ok {
+				c.Close()
+			}
+			<-readerDone
+		}()
+	}
 	go func() {
 		defer close(readerDone)
-		fr.max = int(start.Limits.MaxFrameBytes) + 1<<20
 		for {
 			line, err := fr.next()
 			if err != nil {
@@ -97,20 +113,7 @@ func runWorker(in io.Reader, out io.Writer, process bool) int {
 			}
 		}
 	}()
-	code := w.run(start)
-	if !process {
-		// In-process there is no process exit to end the reader: close both pipe ends
-		// this side owns (when they are closers) and wait for it.
-		w.out.stop()
-		if c, ok := out.(io.Closer); ok {
-			c.Close()
-		}
-		if c, ok := in.(io.Closer); ok {
-			c.Close()
-		}
-		<-readerDone
-	}
-	return code
+	return w.run(start)
 }
 
 // worker is the state of one run inside the worker. Only the goroutine running run uses
