@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -196,14 +197,20 @@ func TestBridgeCapsParallelSubCalls(t *testing.T) {
 		calls := []*pending{p.spawn("safe_read", obj("id", "a")), p.spawn("safe_read", obj("id", "b")), p.spawn("safe_read", obj("id", "c"))}
 		waitFor(t, "two calls", func() bool { return g.pending() == 2 })
 		staysFalse(t, "a third concurrent call", func() bool { return g.pending() > 2 })
-		for g.pending() > 0 || !allDone(calls) {
-			g.releaseAll()
-		}
+		releaseUntilDone(g, calls)
 		return ok("capped")
 	})
 	value(t, e.run(context.Background(), nil, "p"))
 	if _, peak, _ := g.snapshot(); peak != 2 {
 		t.Errorf("peak = %d", peak)
+	}
+}
+
+// releaseUntilDone releases the gated calls as they arrive until every call returned.
+func releaseUntilDone(g *gatedTool, cs []*pending) {
+	for !allDone(cs) {
+		g.releaseAll()
+		time.Sleep(100 * time.Microsecond)
 	}
 }
 
@@ -1126,9 +1133,7 @@ func TestDefaultParallelCap(t *testing.T) {
 		}
 		waitFor(t, "ten calls", func() bool { return g.pending() == codemode.DefaultMaxParallelSubCalls })
 		staysFalse(t, "an eleventh call", func() bool { return g.pending() > codemode.DefaultMaxParallelSubCalls })
-		for !allDone(cs) {
-			g.releaseAll()
-		}
+		releaseUntilDone(g, cs)
 		return ok(nil)
 	})
 	value(t, e.run(context.Background(), nil, "p"))
