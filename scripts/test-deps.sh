@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond Go on a fresh Debian machine: bubblewrap for the
-# shell sandbox tests. It is idempotent and quiet when everything is present.
+# shell sandbox tests, and (through scripts/npm-deps.sh) the npm packages the MCP and Code
+# Mode tests run against. It is idempotent and quiet when everything is present.
 set -euo pipefail
 
 need_apt=()
@@ -13,3 +14,5 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO apt-get update -qq >/dev/null
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
+
+"$(dirname "$0")/npm-deps.sh"
