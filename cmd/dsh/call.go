@@ -21,7 +21,7 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "call", "call [flags] TOOL ['JSON arguments']")
 	asJSON := fs.Bool("json", false, "print the result object as JSON instead of cards")
 	workspace := fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to")
-	cf := addConfigFlags(fs, "mode", "permissions.allow", "permissions.ask", "permissions.deny", "approval.policy", "shell.timeout", "shell.sandbox")
+	cf := addConfigFlags(fs, "mode", "permissions.allow", "permissions.ask", "permissions.deny", "shell.sandbox")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -46,7 +46,7 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	if f := stderrFile(e); e.stdin != nil && f != nil {
 		prompter = approval.ForStdio(e.stdin, f)
 	}
-	rt, err := newRuntime(runtimeConfig{Workspace: ws, Mode: tool.Mode(c.str("mode")), Config: c, Prompter: prompter})
+	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, Prompter: prompter})
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ func TestUsageAndExitStatus(t *testing.T) {
 		{"call without tool", []string{"call"}, 2, "dsh call: want a tool name and optionally its arguments as JSON", ""},
 		{"call with extra arguments", []string{"call", "read", "{}", "x"}, 2, "want a tool name", ""},
 		{"run without task", []string{"run"}, 2, "dsh run: want the task as one argument", ""},
-		{"bad mode flag", []string{"tools", "--mode", "fancy"}, 2, `dsh tools: flag --mode: "fancy" must be one of "native", "code", "both"`, ""},
+		{"bad mode flag", []string{"tools", "--mode", "fancy"}, 2, `dsh tools: flag --mode: mode must be "native", "code" or "both", got "fancy"`, ""},
 		{"missing workspace", []string{"tools", "--workspace", "/no/such/dir"}, 1, `dsh tools: workspace "/no/such/dir" does not exist`, ""},
 		{"session without subcommand", []string{"session"}, 2, "dsh session: want a subcommand: ls or show ID", ""},
 		{"session unknown subcommand", []string{"session", "rm"}, 2, `unknown subcommand "rm"`, ""},

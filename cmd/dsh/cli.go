@@ -62,8 +62,8 @@ func indexOf(args []string, s string) int {
 }
 
 // openStore opens the session store the configuration names.
-func openStore(c *config) (*session.Store, error) {
-	return session.Open(c.str("sessions.dir"), session.Options{Compression: session.Compression(c.str("sessions.compression"))})
+func openStore(c *loadedConfig) (*session.Store, error) {
+	return session.Open(c.Sessions.Root, session.Options{Compression: c.Sessions.Compression})
 }
 
 // loadSession reads a stored session, with a message that says where dsh looked.

@@ -12,7 +12,7 @@ import (
 // configEntry is one row of "dsh config --json".
 type configEntry struct {
 	Key    string `json:"key"`
-	Value  any    `json:"value"`
+	Value  string `json:"value"`
 	Source string `json:"source"`
 }
 
@@ -52,27 +52,28 @@ func TestConfigLayers(t *testing.T) {
 	s := newSandbox(t)
 	user := filepath.Join(s.home, "config.yaml")
 	project := filepath.Join(s.ws, ".dsh", "config.yaml")
-	s.writeFile(user, "mode: both\nmodel:\n  name: from-user\n  baseURL: http://localhost:8080/v1\nagent:\n  maxSteps: 5\n  maxParallelToolCalls: 3\npermissions:\n  allow: [read, \"bash(go test *)\"]\n")
-	s.writeFile(project, "# the project's settings\nmodel:\n  name: from-project\nagent:\n  maxSteps: 6\npermissions:\n  deny:\n    - read(**/.env)\nshell:\n  timeout: 90s\n")
+	s.writeFile(user, "mode: both\nmodel: from-user\nbaseUrl: http://localhost:8080/v1\nmaxSteps: 5\nmaxParallelToolCalls: 3\npermissions:\n  allow: [read, \"bash(go test *)\"]\n")
+	s.writeFile(project, "# the project's settings\nmodel: from-project\nmaxSteps: 6\npermissions:\n  deny:\n    - read(**/.env)\n")
 	s.env["DSH_MAX_STEPS"] = "7"
-	s.env["DSH_SANDBOX"] = "bwrap"
+	s.env["DSH_SHELL_SANDBOX"] = "bwrap"
+	s.env["DEEPSEEK_API_KEY"] = "sk-secret-value"
 	got := configJSON(t, s, "--max-steps", "8", "--deny", "bash(rm *)", "--deny", "write(**/.env)")
 	tests := []struct {
 		key    string
-		value  any
+		value  string
 		source string
 	}{
-		{"mode", "both", user},
-		{"model.baseURL", "http://localhost:8080/v1", user},
-		{"model.name", "from-project", project},
-		{"model.apiKeyEnv", "DEEPSEEK_API_KEY", "default"},
-		{"agent.maxParallelToolCalls", 3.0, user},
-		{"agent.maxSteps", 8.0, "flag --max-steps"},
-		{"permissions.allow", []any{"read", "bash(go test *)"}, user},
-		{"permissions.deny", []any{"bash(rm *)", "write(**/.env)"}, "flag --deny"},
-		{"shell.timeout", "1m30s", project},
-		{"shell.sandbox", "bwrap", "env DSH_SANDBOX"},
-		{"sessions.dir", filepath.Join(s.home, "sessions"), "default"},
+		{"mode", "both", user + ":1"},
+		{"baseUrl", "http://localhost:8080/v1", user + ":3"},
+		{"model", "from-project", project + ":2"},
+		{"apiKeyEnv", "DEEPSEEK_API_KEY", "default"},
+		{"apiKey", "(set, 15 characters)", "env DEEPSEEK_API_KEY"},
+		{"maxParallelToolCalls", "3", user + ":5"},
+		{"maxSteps", "8", "flag --max-steps"},
+		{"permissions.allow", `["read", "bash(go test *)"]`, user + ":7"},
+		{"permissions.deny", `["bash(rm *)", "write(**/.env)"]`, "flag --deny"},
+		{"shell.sandbox", "bwrap", "env DSH_SHELL_SANDBOX"},
+		{"sessions.root", filepath.Join(s.home, "sessions"), "default"},
 	}
 	for _, tt := range tests {
 		e, ok := got[tt.key]
@@ -80,23 +81,24 @@ func TestConfigLayers(t *testing.T) {
 			t.Errorf("no key %s", tt.key)
 			continue
 		}
-		vj, _ := json.Marshal(e.Value)
-		wj, _ := json.Marshal(tt.value)
-		if string(vj) != string(wj) || e.Source != tt.source {
-			t.Errorf("%s = %s from %q, want %s from %q", tt.key, vj, e.Source, wj, tt.source)
+		if e.Value != tt.value || e.Source != tt.source {
+			t.Errorf("%s = %v from %q, want %s from %q", tt.key, e.Value, e.Source, tt.value, tt.source)
 		}
 	}
 	// Without the flag the environment wins over the files.
-	if e := configJSON(t, s)["agent.maxSteps"]; e.Value != 7.0 || e.Source != "env DSH_MAX_STEPS" {
-		t.Errorf("agent.maxSteps = %v from %s, want 7 from the environment", e.Value, e.Source)
+	if e := configJSON(t, s)["maxSteps"]; e.Value != "7" || e.Source != "env DSH_MAX_STEPS" {
+		t.Errorf("maxSteps = %v from %s, want 7 from the environment", e.Value, e.Source)
 	}
-	// The table names the files and the sources too.
+	// The table names the files and the sources too, and never prints the key.
 	r := s.dsh("config").want(t, 0)
 	mustContain(t, "dsh config", r.stdout,
 		"# "+user+" (loaded)", "# "+project+" (loaded)",
-		"model.name", "from-project", project)
-	if !regexp.MustCompile(`(?m)^agent\.maxSteps +7 +env DSH_MAX_STEPS$`).MatchString(r.stdout) {
-		t.Errorf("no agent.maxSteps row from the environment:\n%s", r.stdout)
+		"from-project", project+":2")
+	if !regexp.MustCompile(`(?m)^maxSteps +7 +env DSH_MAX_STEPS$`).MatchString(r.stdout) {
+		t.Errorf("no maxSteps row from the environment:\n%s", r.stdout)
+	}
+	if strings.Contains(r.stdout, "sk-secret-value") {
+		t.Errorf("dsh config printed the API key:\n%s", r.stdout)
 	}
 }
 
@@ -110,24 +112,15 @@ func TestConfigErrors(t *testing.T) {
 		code    int
 		want    string
 	}{
-		{name: "unknown key", user: "mode: code\nmodle:\n  name: x\n", code: 1,
-			want: `config.yaml:2: unknown key "modle" (run "dsh config" for the known keys)`},
-		{name: "unknown nested key", project: "model:\n  nmae: x\n", code: 1, want: `.dsh/config.yaml:2: unknown key "model.nmae"`},
-		{name: "bad enum", user: "mode: fancy\n", code: 1, want: `config.yaml:1: mode: "fancy" must be one of "native", "code", "both"`},
-		{name: "bad int", user: "agent:\n  maxSteps: many\n", code: 1, want: `config.yaml:2: agent.maxSteps: "many" is not an integer`},
-		{name: "int too small", user: "agent:\n  maxSteps: 0\n", code: 1, want: `agent.maxSteps: 0 must be at least 1`},
-		{name: "list expected", user: "permissions:\n  deny: read\n", code: 1, want: `permissions.deny: must be a list of strings`},
-		{name: "section not a mapping", user: "model: deepseek\n", code: 1, want: `config.yaml:1: "model" must be a mapping of keys`},
-		{name: "not YAML", user: "mode: [\n", code: 1, want: "config "},
-		{name: "bad pattern", user: "permissions:\n  deny: [\"(\"]\n", code: 1, want: "permissions: "},
-		{name: "project cannot redirect the key", project: "model:\n  baseURL: https://evil.example/v1\n", code: 1,
-			want: "model.baseURL may be set only in"},
-		{name: "project cannot pre-approve", project: "permissions:\n  allow: [\"bash(*)\"]\n", code: 1,
-			want: "permissions.allow may be set only in"},
+		{name: "unknown key", user: "mode: code\nmodle: x\n", code: 1, want: `config.yaml:2: unknown key "modle"`},
+		{name: "unknown nested key", project: "sessions:\n  rooot: x\n", code: 1, want: `.dsh/config.yaml:2: unknown key "sessions.rooot"`},
+		{name: "bad mode", user: "mode: fancy\n", code: 1, want: `mode must be "native", "code" or "both", got "fancy"`},
+		{name: "bad int", user: "maxSteps: many\n", code: 1, want: `config.yaml:1: maxSteps must be a positive integer`},
+		{name: "not YAML", user: "mode: [\n", code: 1, want: "config.yaml"},
 		{name: "bad environment", env: map[string]string{"DSH_MAX_PARALLEL_TOOL_CALLS": "-1"}, code: 1,
-			want: "environment variable DSH_MAX_PARALLEL_TOOL_CALLS: -1 must be at least 1"},
-		{name: "bad duration flag", args: []string{"--shell-timeout", "soon"}, code: 2,
-			want: `flag --shell-timeout: "soon" is not a positive duration`},
+			want: "environment variable DSH_MAX_PARALLEL_TOOL_CALLS: maxParallelToolCalls must be a positive integer"},
+		{name: "bad flag", args: []string{"--max-steps", "0"}, code: 2, want: "flag --max-steps: maxSteps must be a positive integer"},
+		{name: "bad flag sandbox", args: []string{"--sandbox", "docker"}, code: 2, want: `flag --sandbox: shell.sandbox must be "none" or "bwrap"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,17 +143,16 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-func TestConfigEmptyFilesAndDefaults(t *testing.T) {
+// TestConfigReachesCommands checks that the configuration drives the commands: a deny rule
+// from the project file refuses a call, a flag replaces the list.
+func TestConfigReachesCommands(t *testing.T) {
 	s := newSandbox(t)
-	s.writeFile(filepath.Join(s.home, "config.yaml"), "")
-	s.writeFile(filepath.Join(s.ws, ".dsh", "config.yaml"), "# nothing yet\npermissions:\n")
-	got := configJSON(t, s)
-	for _, k := range []string{"mode", "model.name", "permissions.deny", "spill.maxInlineBytes"} {
-		if got[k].Source != "default" {
-			t.Errorf("%s comes from %q, want the default", k, got[k].Source)
-		}
-	}
-	if got["spill.maxInlineBytes"].Value != 50000.0 {
-		t.Errorf("spill.maxInlineBytes = %v", got["spill.maxInlineBytes"].Value)
-	}
+	s.write(".env", "TOKEN=x\n")
+	s.writeFile(filepath.Join(s.ws, ".dsh", "config.yaml"), "permissions:\n  deny: [\"read(**/.env)\"]\n")
+	r := s.dsh("call", "read", `{"file_path":".env"}`).want(t, 1)
+	mustContain(t, "denied read", r.stdout, `Error: tool "read" is denied by permission rule "read(**/.env)"`)
+	s.dsh("call", "read", `{"file_path":".env"}`, "--deny", "bash(rm *)").want(t, 0)
+	s.writeFile(filepath.Join(s.home, "config.yaml"), "mode: code\n")
+	r = s.dsh("tools").want(t, 0)
+	mustContain(t, "tools in code mode", r.stdout, "run_code", "interface ToolArgsMap")
 }

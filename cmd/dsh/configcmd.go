@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"text/tabwriter"
 
 	"github.com/dsh-go/dsh/jsonv"
@@ -11,7 +12,7 @@ import (
 // runConfig implements "dsh config": the effective configuration and where each value came
 // from (defaults < ~/.dsh/config.yaml < ./.dsh/config.yaml < environment < flags). It takes
 // every configuration flag, so "dsh config --mode code" shows what "dsh run --mode code"
-// would use.
+// would use. The API key itself is never printed, only whether it is set.
 func runConfig(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "config", "config [--json] [--workspace DIR] [configuration flags]")
 	asJSON := fs.Bool("json", false, "print the configuration as JSON")
@@ -32,22 +33,23 @@ func runConfig(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	files := []string{c.user, c.project}
 	if *asJSON {
-		files := make([]any, len(c.files))
-		for i, f := range c.files {
-			files[i] = jsonv.NewObject(jsonv.Member{Name: "path", Value: f.path}, jsonv.Member{Name: "exists", Value: f.exists})
+		fl := make([]any, len(files))
+		for i, f := range files {
+			fl[i] = jsonv.NewObject(jsonv.Member{Name: "path", Value: f}, jsonv.Member{Name: "exists", Value: exists(f)})
 		}
-		vals := make([]any, len(c.values))
-		for i, v := range c.values {
-			vals[i] = jsonv.NewObject(
-				jsonv.Member{Name: "key", Value: v.key},
-				jsonv.Member{Name: "value", Value: v.jsonValue()},
-				jsonv.Member{Name: "source", Value: v.source},
-			)
+		var vals []any
+		for _, en := range c.Entries() {
+			vals = append(vals, jsonv.NewObject(
+				jsonv.Member{Name: "key", Value: en.Key},
+				jsonv.Member{Name: "value", Value: en.Value},
+				jsonv.Member{Name: "source", Value: en.Source.String()},
+			))
 		}
 		b, err := jsonv.MarshalIndent(jsonv.NewObject(
 			jsonv.Member{Name: "home", Value: c.home},
-			jsonv.Member{Name: "files", Value: files},
+			jsonv.Member{Name: "files", Value: fl},
 			jsonv.Member{Name: "values", Value: vals},
 		), "  ")
 		if err != nil {
@@ -57,17 +59,22 @@ func runConfig(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	fmt.Fprintln(e.stdout, "# precedence: defaults < user file < project file < environment < flags")
-	for _, f := range c.files {
+	for _, f := range files {
 		state := "absent"
-		if f.exists {
+		if exists(f) {
 			state = "loaded"
 		}
-		fmt.Fprintf(e.stdout, "# %s (%s)\n", f.path, state)
+		fmt.Fprintf(e.stdout, "# %s (%s)\n", f, state)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
-	for _, v := range c.values {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", v.key, v.display(), v.source)
+	for _, en := range c.Entries() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", en.Key, en.Value, en.Source)
 	}
 	return tw.Flush()
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -7,10 +7,14 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/dsh-go/dsh/agent"
+	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/internal/term"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/llm/script"
+	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/policy/approval"
+	"github.com/dsh-go/dsh/policy/rules"
 	"github.com/dsh-go/dsh/tool"
 )
 
@@ -34,7 +38,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "demo", "demo [--mode native|code|both] [--json] [--keep]")
 	asJSON := fs.Bool("json", false, "print the session events as JSON lines on standard output")
 	keep := fs.Bool("keep", false, "keep the temporary workspace instead of removing it")
-	cf := addConfigFlags(fs, "mode", "sessions.dir")
+	cf := addConfigFlags(fs, "mode", "sessions.root")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -69,16 +73,17 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if v := c.get("mode"); v.source != "default" {
-		mode = tool.Mode(v.str())
+	if k := c.Source("mode").Kind; k == config.FromEnv || k == config.FromFlag {
+		mode = c.Mode
 	}
-	// The demo is the same everywhere: its own rules, nobody asked for approval.
-	c.override("mode", string(mode), "demo")
-	c.override("permissions.allow", []string{}, "demo")
-	c.override("permissions.ask", []string{}, "demo")
-	c.override("permissions.deny", []string{demoDenyRule}, "demo")
-	c.override("approval.policy", "ask", "demo")
-	c.override("agent.maxParallelToolCalls", 10, "demo")
+	// The demo is the same everywhere: its own rules and tool order, nobody asked for
+	// approval, no MCP servers.
+	c.Mode = mode
+	c.Permissions = rules.Config{Deny: []string{demoDenyRule}}
+	c.ToolOrder = nil
+	c.MaxParallelToolCalls = agent.DefaultMaxParallelToolCalls
+	c.MaxSteps = agent.DefaultMaxSteps
+	c.MCP = mcp.Config{}
 
 	opts := script.Options{Name: "scripted-demo", Source: "the demo script"}
 	if !*asJSON && term.IsTerminal(e.stderr) {

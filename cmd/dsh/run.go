@@ -12,7 +12,6 @@ import (
 	"github.com/dsh-go/dsh/llm/openai"
 	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/session"
-	"github.com/dsh-go/dsh/tool"
 )
 
 // runRun implements "dsh run": one agent turn on a task, in a persisted session. The live
@@ -24,6 +23,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	asJSON := fs.Bool("json", false, "print the session events as JSON lines on standard output")
 	resume := fs.String("resume", "", "continue the session with this id")
 	workspace := fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to")
+	maxTokens := fs.Int("max-tokens", 0, "cap on each reply's tokens (0: the server's default)")
 	cf := addConfigFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -41,7 +41,10 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	model, err := newModel(e, c)
+	if *maxTokens < 0 {
+		return &usageError{fmt.Sprintf("--max-tokens must not be negative, got %d", *maxTokens)}
+	}
+	model, err := openai.New(c.ModelConfig())
 	if err != nil {
 		return err
 	}
@@ -53,29 +56,13 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		resume:    *resume,
 		json:      *asJSON,
 		banner:    fmt.Sprintf("dsh · %s via %s", model.Name(), model.Provider()),
+		maxTokens: *maxTokens,
 	})
-}
-
-// newModel builds the OpenAI-compatible model the configuration names. The key is read
-// from the configured environment variable; DeepSeek's API refuses to start without one,
-// a local server may need none.
-func newModel(e *env, c *config) (*openai.Model, error) {
-	keyEnv := c.str("model.apiKeyEnv")
-	m, err := openai.New(openai.Config{
-		BaseURL:   c.str("model.baseURL"),
-		Model:     c.str("model.name"),
-		APIKey:    e.getenv(keyEnv),
-		APIKeyEnv: keyEnv,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
 // agentRun is one turn for runAgent.
 type agentRun struct {
-	config    *config
+	config    *loadedConfig
 	workspace string
 	model     llm.Model
 	task      string
@@ -85,6 +72,7 @@ type agentRun struct {
 	prompter  approval.Prompter // nil: the terminal when there is one
 	noPrompt  bool              // never ask a person
 	scripted  bool              // the model is the demo's script: a session not worth resuming
+	maxTokens int               // cap on each reply, 0 for the server's default
 }
 
 // runAgent runs one turn in a new or resumed session and reports it.
@@ -116,7 +104,7 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 	// The transcript goes to standard error; with --json only the events, to standard output.
 	r := term.For(e.stderr, e.getenv)
 	live := !ar.json && term.IsTerminal(e.stderr)
-	mode := tool.Mode(c.str("mode"))
+	mode := c.Mode
 	log := &teeLog{Log: flog}
 	prompter := ar.prompter
 	if prompter == nil && !ar.noPrompt {
@@ -124,7 +112,7 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 			prompter = approval.ForStdio(e.stdin, f)
 		}
 	}
-	rt, err := newRuntime(runtimeConfig{Workspace: ar.workspace, Mode: mode, Config: c, Log: log, Prompter: prompter})
+	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ar.workspace, Mode: mode, Config: c.Config, Log: log, Prompter: prompter})
 	if err != nil {
 		return err
 	}
@@ -150,9 +138,10 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 		Log:                  log,
 		Workspace:            ar.workspace,
 		PromptSections:       rt.promptSections(),
-		MaxParallelToolCalls: c.int("agent.maxParallelToolCalls"),
-		MaxSteps:             c.int("agent.maxSteps"),
-		MaxTokens:            c.int("model.maxTokens"),
+		ToolOrder:            c.ToolOrder,
+		MaxParallelToolCalls: c.MaxParallelToolCalls,
+		MaxSteps:             c.MaxSteps,
+		MaxTokens:            ar.maxTokens,
 		Observer:             obs,
 	})
 	if err != nil {

@@ -10,7 +10,9 @@ import (
 
 	"github.com/dsh-go/dsh/agent"
 	"github.com/dsh-go/dsh/codemode"
+	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/coderuntime/quickjs"
+	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/policy/reminder"
 	"github.com/dsh-go/dsh/policy/rules"
@@ -29,13 +31,16 @@ type runtimeConfig struct {
 	Workspace string
 	// Mode is the deployment's presentation mode.
 	Mode tool.Mode
-	// Config is the effective configuration (permissions, approval, spill, shell).
-	Config *config
+	// Config is the effective configuration (permissions, reminder, spill, shell, MCP
+	// servers).
+	Config *config.Config
 	// Log, when set, receives the approval audit events and Code Mode's dispatch events.
 	Log session.Log
 	// Prompter answers approval questions; nil means nobody can (every "ask" is
 	// unavailable).
 	Prompter approval.Prompter
+	// NoMCP skips the configured MCP servers (for rendering cards from a log).
+	NoMCP bool
 }
 
 // runtime is the registry with the built-in tools and policies installed, and what to undo
@@ -48,9 +53,9 @@ type runtime struct {
 }
 
 // newRuntime builds the registry for cfg: the built-in tools (fs, search, shell), the
-// policies (permission rules, approval, timeout, repeat reminder, spill) and Code Mode on
-// QuickJS. Close undoes all of it: background jobs are killed, the code runtime is closed.
-func newRuntime(cfg runtimeConfig) (_ *runtime, err error) {
+// policies (permission rules, approval, timeout, repeat reminder, spill), Code Mode on
+// QuickJS and the configured MCP servers. Close undoes all of it: background jobs are killed, the code runtime is closed.
+func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) {
 	ws, err := workspaceDir(cfg.Workspace)
 	if err != nil {
 		return nil, err
@@ -83,7 +88,7 @@ func newRuntime(cfg runtimeConfig) (_ *runtime, err error) {
 	if err := add(search.Install(reg, search.Config{Root: ws})); err != nil {
 		return nil, fmt.Errorf("search tools: %w", err)
 	}
-	if err := add(shell.Install(reg, shell.Config{Root: ws, Timeout: c.duration("shell.timeout"), Sandbox: c.str("shell.sandbox")})); err != nil {
+	if err := add(shell.Install(reg, shell.Config{Root: ws, Sandbox: c.ShellSandbox()})); err != nil {
 		return nil, fmt.Errorf("shell tools: %w", err)
 	}
 	// Code Mode: programs run in a fresh worker process (this binary in its hidden mode).
@@ -104,7 +109,7 @@ func newRuntime(cfg runtimeConfig) (_ *runtime, err error) {
 	if err := add(timeout.Install(reg.Global(), timeout.Config{})); err != nil {
 		return nil, fmt.Errorf("timeout policy: %w", err)
 	}
-	rem, err := reminder.New(reminder.DefaultConfig())
+	rem, err := reminder.New(c.Reminder)
 	if err != nil {
 		return nil, fmt.Errorf("repeat reminder: %w", err)
 	}
@@ -112,13 +117,15 @@ func newRuntime(cfg runtimeConfig) (_ *runtime, err error) {
 		return nil, fmt.Errorf("repeat reminder: %w", err)
 	}
 	rt.reminder = rem
-	if err := add(spill.Install(reg.Global(), spill.Config{MaxInlineBytes: c.int("spill.maxInlineBytes")})); err != nil {
+	if err := add(spill.Install(reg.Global(), c.Spill)); err != nil {
 		return nil, fmt.Errorf("spill policy: %w", err)
 	}
-	if err := add(rules.Install(reg.Global(), c.rules(ws))); err != nil {
+	perms := c.Permissions
+	perms.Workspace = ws
+	if err := add(rules.Install(reg.Global(), perms)); err != nil {
 		return nil, fmt.Errorf("permission rules: %w", err)
 	}
-	ac := approval.Config{Policy: c.str("approval.policy"), Prompter: cfg.Prompter}
+	ac := approval.Config{Policy: approval.PolicyAsk, Prompter: cfg.Prompter}
 	if ac.Prompter == nil {
 		ac.Prompter = approval.NonInteractive()
 	}
@@ -130,6 +137,15 @@ func newRuntime(cfg runtimeConfig) (_ *runtime, err error) {
 	}
 	if cl, ok := cfg.Prompter.(io.Closer); ok {
 		rt.undos = append(rt.undos, func() { cl.Close() })
+	}
+	// MCP servers: their tools join the registry under mcp__<server>__<tool>, governed like
+	// every other tool.
+	if len(c.MCP.Servers) > 0 && !cfg.NoMCP {
+		host, err := mcp.Install(ctx, reg, c.MCP, mcp.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("MCP servers: %w", err)
+		}
+		rt.undos = append(rt.undos, func() { host.Close() })
 	}
 	return rt, nil
 }

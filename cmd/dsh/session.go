@@ -33,7 +33,7 @@ func runSession(ctx context.Context, e *env, args []string) error {
 func runSessionList(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "session ls", "session ls [--json] [--sessions-dir DIR]")
 	asJSON := fs.Bool("json", false, "print the sessions as JSON lines")
-	cf := addConfigFlags(fs, "sessions.dir")
+	cf := addConfigFlags(fs, "sessions.root")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -95,7 +95,7 @@ func runSessionList(ctx context.Context, e *env, args []string) error {
 func runSessionShow(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "session show", "session show [--json] [--sessions-dir DIR] ID")
 	asJSON := fs.Bool("json", false, "print the events as JSON lines")
-	cf := addConfigFlags(fs, "sessions.dir")
+	cf := addConfigFlags(fs, "sessions.root")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -129,7 +129,7 @@ func runSessionShow(ctx context.Context, e *env, args []string) error {
 	if _, err := workspaceDir(ws); ws == "" || err != nil {
 		ws = os.TempDir()
 	}
-	rt, err := newRuntime(runtimeConfig{Workspace: ws, Mode: tool.ModeBoth, Config: c})
+	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: tool.ModeBoth, Config: c.Config, NoMCP: true})
 	if err != nil {
 		return err
 	}

@@ -35,8 +35,8 @@ func runTools(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	m := tool.Mode(c.str("mode"))
-	rt, err := newRuntime(runtimeConfig{Workspace: ws, Mode: m, Config: c})
+	m := c.Mode
+	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: m, Config: c.Config, NoMCP: true})
 	if err != nil {
 		return err
 	}
