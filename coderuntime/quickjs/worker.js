@@ -396,10 +396,20 @@
     return inspect(d.value, depth + 1, seen, indent + 2);
   }
   function render(args) {
+    if (args.length === 1 && typeof args[0] === 'string') return args[0];
     const parts = newList();
     for (let i = 0; i < args.length; i++) {
+      const arg = args[i];
       let text;
-      try { text = inspect(args[i], 0, new SetCtor(), 0); } catch (e) { text = '[uninspectable value]'; }
+      if (typeof arg === 'string') {
+        text = arg;
+      } else {
+        try {
+          text = inspect(arg, 0, typeof arg === 'object' && arg !== null ? new SetCtor() : null, 0);
+        } catch (e) {
+          text = '[uninspectable value]';
+        }
+      }
       push(parts, text);
     }
     return join(parts, ' ');
