@@ -130,7 +130,7 @@ func (m *Mount) listPage(gen *generation, cursor string) (*jsonv.Object, error) 
 		params = &sdk.ListToolsParams{Cursor: cursor}
 	}
 	_, err := gen.session.ListTools(ctx, params)
-	raw := gen.conn.take(slot)
+	raw := gen.take(slot)
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded && m.ctx.Err() == nil {
 			return nil, fmt.Errorf("%s: tools/list got no answer within %dms", m.label, m.set.startupTimeout.Milliseconds())
@@ -241,7 +241,7 @@ func (m *Mount) executor(gen *generation, raw string, taskRequired bool) func(co
 		tctx, cancel := context.WithTimeout(ctx, m.set.toolCallTimeout)
 		defer cancel()
 		_, err = gen.session.CallTool(withCapture(tctx, slot), &sdk.CallToolParams{Name: raw, Arguments: json.RawMessage(b)})
-		res := gen.conn.take(slot)
+		res := gen.take(slot)
 		if err != nil {
 			return nil, m.callError(ctx, tctx, gen, raw, err)
 		}

@@ -25,8 +25,35 @@ type capture struct {
 	method      string          // the request method to capture
 	placeholder json.RawMessage // what the SDK decodes instead
 
+	mu  sync.Mutex
 	id  jsonrpc.ID      // set when the request is written
 	raw json.RawMessage // the result, when one arrived
+}
+
+func (c *capture) setID(id jsonrpc.ID) {
+	c.mu.Lock()
+	c.id = id
+	c.mu.Unlock()
+}
+
+func (c *capture) requestID() jsonrpc.ID {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.id
+}
+
+// fill stores the result and returns the placeholder the SDK gets instead.
+func (c *capture) fill(raw json.RawMessage) json.RawMessage {
+	c.mu.Lock()
+	c.raw = raw
+	c.mu.Unlock()
+	return c.placeholder
+}
+
+func (c *capture) result() json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.raw
 }
 
 func withCapture(ctx context.Context, c *capture) context.Context {
@@ -38,7 +65,9 @@ var (
 	placeholderList = json.RawMessage(`{"tools":[]}`)
 )
 
-// captureTransport wraps a transport's connection in a captureConn.
+// captureTransport wraps a transport's connection in a captureConn. The go-sdk's streamable
+// HTTP connection must not be wrapped (it learns the session's initialization through an
+// unexported method), so HTTP results are captured by captureRoundTripper instead.
 type captureTransport struct {
 	inner sdk.Transport
 	note  func(string)
@@ -68,8 +97,8 @@ const retiredKept = 64
 func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
 		if slot, _ := ctx.Value(captureKey{}).(*capture); slot != nil && slot.method == req.Method {
+			slot.setID(req.ID)
 			c.mu.Lock()
-			slot.id = req.ID
 			c.slots[req.ID] = slot
 			c.mu.Unlock()
 		}
@@ -84,8 +113,7 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if slot := c.slots[resp.ID]; slot != nil {
 			delete(c.slots, resp.ID)
 			if resp.Error == nil {
-				slot.raw = resp.Result
-				resp.Result = slot.placeholder
+				resp.Result = slot.fill(resp.Result)
 			}
 		} else if slices.Contains(c.retired, resp.ID) {
 			c.note(fmt.Sprintf("discarded a late response to abandoned request %v", resp.ID.Raw()))
@@ -98,14 +126,15 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // take returns the captured result of slot and stops waiting for it; a request abandoned
 // before its answer (cancelled, timed out) is remembered so that a late answer is noted.
 func (c *captureConn) take(slot *capture) json.RawMessage {
+	id := slot.requestID()
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if slot.id.IsValid() && c.slots[slot.id] == slot {
-		delete(c.slots, slot.id)
+	if id.IsValid() && c.slots[id] == slot {
+		delete(c.slots, id)
 		if len(c.retired) == retiredKept {
 			c.retired = slices.Delete(c.retired, 0, 1)
 		}
-		c.retired = append(c.retired, slot.id)
+		c.retired = append(c.retired, id)
 	}
-	return slot.raw
+	c.mu.Unlock()
+	return slot.result()
 }

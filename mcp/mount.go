@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -67,9 +68,17 @@ type Mount struct {
 // generation is one connection: the SDK session over one transport connection.
 type generation struct {
 	session *sdk.ClientSession
-	conn    *captureConn
+	conn    *captureConn // nil for streamable HTTP, whose results are captured per request
 	closed  chan struct{}
 	reason  string // why it closed, set before closed is closed
+}
+
+// take returns the captured result of slot and stops waiting for it.
+func (g *generation) take(slot *capture) json.RawMessage {
+	if g.conn != nil {
+		return g.conn.take(slot)
+	}
+	return slot.result()
 }
 
 func (g *generation) isClosed() bool {
@@ -376,7 +385,11 @@ func (m *Mount) connect() (*generation, error) {
 			inner = t
 		}
 	}
+	var transport sdk.Transport = inner
 	ct := &captureTransport{inner: inner, note: m.note}
+	if _, http := inner.(*sdk.StreamableClientTransport); !http {
+		transport = ct
+	}
 	client := sdk.NewClient(opts.ClientInfo, &sdk.ClientOptions{
 		Capabilities: &sdk.ClientCapabilities{},
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
@@ -388,7 +401,7 @@ func (m *Mount) connect() (*generation, error) {
 	})
 	ctx, cancel := context.WithTimeout(m.ctx, m.set.startupTimeout)
 	defer cancel()
-	cs, err := client.Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: opts.ProtocolVersion})
+	cs, err := client.Connect(ctx, transport, &sdk.ClientSessionOptions{ProtocolVersion: opts.ProtocolVersion})
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded && m.ctx.Err() == nil {
 			err = fmt.Errorf("the server did not complete initialization within %dms", m.set.startupTimeout.Milliseconds())
@@ -421,21 +434,22 @@ func (m *Mount) connect() (*generation, error) {
 	return gen, nil
 }
 
+// httpClient returns the client of a streamable HTTP server: the configured one with the
+// declaration's headers added and results captured.
 func (m *Mount) httpClient() *http.Client {
-	base := m.host.opts.HTTPClient
-	if base == nil {
-		base = &http.Client{}
+	c := &http.Client{}
+	if base := m.host.opts.HTTPClient; base != nil {
+		*c = *base
 	}
-	if len(m.cfg.Headers) == 0 {
-		return base
-	}
-	c := *base
 	rt := c.Transport
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
-	c.Transport = headerTransport{base: rt, headers: m.cfg.Headers}
-	return &c
+	if len(m.cfg.Headers) > 0 {
+		rt = headerTransport{base: rt, headers: m.cfg.Headers}
+	}
+	c.Transport = &captureRoundTripper{base: rt, limit: m.host.opts.MaxMessageBytes}
+	return c
 }
 
 // headerTransport adds a server declaration's headers to every request.
