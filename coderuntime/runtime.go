@@ -23,8 +23,9 @@ import (
 // JSON value (see package jsonv) that the runtime has already validated; the returned value
 // must be lossless JSON too, or the program sees the call fail with
 // "binding resolution must be lossless JSON". A returned error rejects the program-side call
-// with the error's message. ctx is cancelled when the run settles, so a long-running binding
-// must watch it: Run waits for every binding call it started before it returns.
+// with the error's message. ctx is cancelled, with cause ErrRunSettled, when the run settles,
+// so a long-running binding must watch it: Run waits for every binding call it started
+// before it returns.
 type Func func(ctx context.Context, args any) (any, error)
 
 // ErrorClass declares the typed rejection a namespace's failed calls raise inside the
@@ -113,6 +114,10 @@ type Runtime interface {
 
 // ErrDisposed is returned by Run after the runtime was closed.
 var ErrDisposed = errors.New("run() after disposal")
+
+// ErrRunSettled is the cancellation cause of a binding call's context when its run settles
+// (completes, fails, times out or is aborted) while the call is still in flight.
+var ErrRunSettled = errors.New("code run settled")
 
 // DisposedMessage is the abort message of the runs that Close interrupts.
 const DisposedMessage = "runtime disposed"

@@ -31,6 +31,17 @@
 // globals, their error classes and console; setTimeout, setInterval, their clear functions
 // and queueMicrotask are provided. There is no module loader, no `process`, no filesystem
 // and no network.
+//
+// Outcomes: a throw is a FailureException whose message is the error's stack, limited to
+// ten frames, with positions mapped back to the program as written ("program.ts:3:7");
+// a busy-time overrun is a FailureTimeout (the worker interrupts itself, and the host also
+// kills a worker whose CPU time passes twice the budget plus a second); reaching the heap
+// limit is a FailureWorkerExit "worker error: JavaScript heap out of memory (limit N MiB)",
+// as when a Node worker dies of it (an uncaught `throw null` reads the same, because null is
+// what QuickJS throws when it cannot even allocate the error); a program awaiting something
+// that can never happen runs into the wall-clock ceiling. Binding calls run concurrently,
+// each in its own goroutine, with a context cancelled (cause coderuntime.ErrRunSettled)
+// when the run settles.
 package quickjs
 
 import (

@@ -559,7 +559,7 @@ func TestWallClock(t *testing.T) {
 					"never": func(ctx context.Context, _ any) (any, error) {
 						called.Store(true)
 						<-ctx.Done()
-						if !errors.Is(context.Cause(ctx), errRunSettled) {
+						if !errors.Is(context.Cause(ctx), coderuntime.ErrRunSettled) {
 							t.Errorf("binding context cause = %v", context.Cause(ctx))
 						}
 						returned.Store(true)

@@ -16,9 +16,6 @@ import (
 	"github.com/go-json-experiment/json"
 )
 
-// errRunSettled is the cancellation cause binding calls see when their run settles.
-var errRunSettled = errors.New("code run settled")
-
 // cpuPollInterval is how often the host samples a worker's CPU time for the backstop.
 const cpuPollInterval = 25 * time.Millisecond
 
@@ -127,7 +124,7 @@ func (s *session) run(code string, positions []byte) coderuntime.Result {
 	s.loop(proc, frames)
 
 	// Settled: stop everything, then wait for every goroutine of this run.
-	s.cancel(errRunSettled)
+	s.cancel(coderuntime.ErrRunSettled)
 	s.replies.close()
 	proc.kill()
 	wg.Wait()
