@@ -7,6 +7,7 @@
 //	dsh call [flags] TOOL 'JSON'    one tool call through the whole pipeline
 //	dsh tools [flags]               the tools the model would see
 //	dsh session ls | show ID        read the session logs
+//	dsh mcp serve | ls              serve the tools over MCP; list the configured MCP servers
 //	dsh config [flags]              the effective configuration and its sources
 //
 // Run "dsh help" for the list of commands and "dsh <command> -h" for a command's flags.
@@ -68,6 +69,7 @@ func commands() []command {
 		{name: "call", summary: "run one tool call through the whole pipeline", run: runCall},
 		{name: "tools", summary: "list the tools the model would see", run: runTools},
 		{name: "session", summary: "list sessions (ls) or render one from its log (show ID)", run: runSession},
+		{name: "mcp", summary: "serve the governed tools over MCP (serve) or list the configured servers (ls)", run: runMCP},
 		{name: "config", summary: "print the effective configuration and where each value came from", run: runConfig},
 	}
 }

@@ -19,6 +19,11 @@ func TestMain(m *testing.M) {
 	if quickjs.IsWorker(os.Args[1:]) {
 		os.Exit(quickjs.WorkerMain())
 	}
+	// The tests configure this binary as an MCP server ("dsh mcp serve") of dsh itself.
+	if os.Getenv("DSH_TEST_AS_DSH") == "1" {
+		cwd, _ := os.Getwd()
+		os.Exit(run(context.Background(), &env{stdout: os.Stdout, stderr: os.Stderr, stdin: os.Stdin, cwd: cwd, getenv: os.Getenv}, os.Args[1:]))
+	}
 	goleak.VerifyTestMain(m,
 		// The OpenAI client's idle keep-alive connections to the test server close
 		// asynchronously after the server shuts down.

@@ -49,6 +49,7 @@ type runtime struct {
 	reg       *tool.Registry
 	workspace string
 	reminder  *reminder.Reminder
+	mcp       *mcp.Host // nil when no MCP server is configured
 	undos     []func()
 }
 
@@ -145,6 +146,7 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 		if err != nil {
 			return nil, fmt.Errorf("MCP servers: %w", err)
 		}
+		rt.mcp = host
 		rt.undos = append(rt.undos, func() { host.Close() })
 	}
 	return rt, nil

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dsh-go/dsh/internal/term"
+	"github.com/dsh-go/dsh/mcp"
+)
+
+// runMCP implements "dsh mcp serve" and "dsh mcp ls".
+func runMCP(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		return &usageError{"want a subcommand: serve or ls"}
+	}
+	switch args[0] {
+	case "serve":
+		return runMCPServe(ctx, e, args[1:])
+	case "ls", "list":
+		return runMCPList(ctx, e, args[1:])
+	case "-h", "-help", "--help":
+		fmt.Fprintln(e.stderr, "Usage: dsh mcp serve [--http ADDR] [flags] | dsh mcp ls [flags]")
+		return errHelp
+	}
+	return &usageError{fmt.Sprintf("unknown subcommand %q (want serve or ls)", args[0])}
+}
+
+// runMCPServe serves the whole governed tool set as an MCP server: on standard input and
+// output, or over streamable HTTP with --http. Every call goes through the pipeline —
+// permission rules, guards, timeouts, spill — with nobody to approve: an "ask" is denied.
+func runMCPServe(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "mcp serve", "mcp serve [--http ADDR] [--workspace DIR] [flags]")
+	addr := fs.String("http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8931) instead of stdio")
+	workspace := fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to")
+	cf := addConfigFlags(fs, "mode", "permissions.allow", "permissions.ask", "permissions.deny", "shell.sandbox")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return &usageError{fmt.Sprintf("unexpected argument %q", pos[0])}
+	}
+	ws, err := workspaceDir(*workspace)
+	if err != nil {
+		return err
+	}
+	c, err := loadConfig(e, ws, cf)
+	if err != nil {
+		return err
+	}
+	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	scope := rt.reg.NewScope("mcp client", nil)
+	defer scope.Close()
+	srv := mcp.NewServer(rt.reg, mcp.ServerOptions{
+		Scope: scope,
+		OnSession: func(context.Context, mcp.SessionInfo) (*mcp.Session, error) {
+			return &mcp.Session{Agent: scope}, nil
+		},
+	})
+	defer srv.Close()
+	if *addr == "" {
+		var in io.Reader = e.stdin
+		if e.stdin == nil {
+			in = strings.NewReader("")
+		}
+		err := srv.ServeStdio(ctx, in, e.stdout)
+		if ctx.Err() != nil {
+			return nil // interrupted: a normal way to stop a server
+		}
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: srv.Handler(nil), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(e.stderr, "dsh mcp: serving streamable HTTP on http://%s (workspace %s)\n", ln.Addr(), ws)
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	hs.Shutdown(shutdown)
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// runMCPList connects the configured MCP servers and lists their state and tools.
+func runMCPList(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "mcp ls", "mcp ls [--workspace DIR] [--wait DURATION]")
+	workspace := fs.String("workspace", e.cwd, "the workspace whose .dsh/config.yaml applies")
+	wait := fs.Duration("wait", 10*time.Second, "how long to wait for the servers to connect")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return &usageError{fmt.Sprintf("unexpected argument %q", pos[0])}
+	}
+	ws, err := workspaceDir(*workspace)
+	if err != nil {
+		return err
+	}
+	c, err := loadConfig(e, ws, nil)
+	if err != nil {
+		return err
+	}
+	if len(c.MCP.Servers) == 0 {
+		fmt.Fprintf(e.stdout, "no MCP servers are configured (declare them under mcp.servers in %s or %s)\n", c.user, c.project)
+		return nil
+	}
+	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	host := rt.mcp
+	deadline := time.Now().Add(*wait)
+	for time.Now().Before(deadline) && ctx.Err() == nil && connecting(host) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tSTATE\tTRANSPORT\tTOOLS")
+	for _, m := range host.Mounts() {
+		var names []string
+		for _, t := range m.Tools() {
+			names = append(names, t.Name)
+		}
+		state := string(m.State())
+		if err := m.Err(); err != nil {
+			state += " (" + oneLine(err.Error()) + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name(), term.Sanitize(state), m.Transport(), strings.Join(names, ", "))
+	}
+	return tw.Flush()
+}
+
+// connecting reports whether some mount has not finished its first connection.
+func connecting(h *mcp.Host) bool {
+	for _, m := range h.Mounts() {
+		if m.State() == mcp.StateConnecting {
+			return true
+		}
+	}
+	return false
+}
