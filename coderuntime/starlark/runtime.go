@@ -1,0 +1,342 @@
+// Package starlark is the Code Mode runtime for the Python flavour: it runs a program in
+// Starlark (go.starlark.net), a small, deterministic dialect of Python, inside the host
+// process, under the budgets and output rules of SPEC §6.9.
+//
+// # The program
+//
+// A program is the body of a function, as on every backend: top-level `return <value>`
+// produces the completion value. The body is parsed as a Starlark file (so indentation,
+// continuation lines and multi-line strings keep their meaning), then its statements
+// become the body of a function; a program indented as a whole is dedented first. Error
+// positions are reported as program.star:<line>:<column> of the text as written.
+//
+// The dialect is Starlark with while loops, recursion and the set type enabled. Starlark
+// is not Python: there is no try/except/raise (fail("msg") stops the program), no class,
+// no import, no with, no generators, no `is`, no `**` operator, no f-strings and no type
+// annotations; strings are not iterable (use s.elems()); integers are arbitrary precision.
+// Parse errors caused by Python syntax Starlark lacks carry a one-line hint. For
+// Python-flavoured programs the runtime also accepts:
+//
+//   - `await <expr>`, which is `<expr>`: a binding call returns only once the host
+//     function has completed, so there is nothing to wait for; `async def` is `def`;
+//   - `import asyncio`, `import json` and `import math`, which do nothing: those modules
+//     are predeclared;
+//   - asyncio.gather(*values), which returns its arguments as a list (the calls in them
+//     have already run, one after another);
+//   - json.dumps(value, indent=None) and json.loads(text), with JSON.stringify output;
+//   - math (go.starlark.net/lib/math), sum(iterable, start=0), and print(*values, sep=" ",
+//     end="\n", flush=False).
+//
+// # Bindings
+//
+// Each binding namespace is a global whose functions are reached as `tools.name(args)` or
+// `tools["my-tool"](args)`; `"name" in tools` and dir(tools) work. A call takes the
+// arguments value (positionally or as the keyword args), which must be lossless JSON:
+// None, bools, strings, ints a float64 holds exactly, finite floats other than -0.0,
+// lists, tuples and dicts with string keys. The result comes back as Starlark values:
+// integral numbers of magnitude up to 2^53 as int, other numbers as float, arrays as
+// lists, objects as dicts in member order. Binding calls run one at a time, in program
+// order; the time a program waits for one is not busy time.
+//
+// Starlark cannot catch an error, so a failed call (the host function's error, arguments
+// or a result that are not lossless JSON) ends the program with an exception whose last
+// traceback line is "<ErrorClass>: <function name>: <message>", for example
+// "ToolCallError: read: no such file". The error class name is bound to an inert value so
+// that the name the SDK declares exists.
+//
+// # Budgets
+//
+// Compute is busy time: the wall time the program has run minus the time it waited for
+// binding calls, read every 1024 interpreter steps; past ComputeMs the run fails with
+// "compute budget exhausted (<computeMs>ms busy)". MaxSteps optionally caps interpreter
+// steps as well, deterministically. The wall-clock ceiling and cancellation interrupt the
+// program at its next step and cancel the context of a binding call in progress.
+// MaxCallDepth bounds recursion (Starlark frames cost Go stack). Output follows
+// coderuntime.Ledger exactly. Starlark has no heap limit: memory is bounded only
+// indirectly, by the compute budget and by Starlark's own cap on a single repetition
+// ("x" * n, list * n) of 2^30 elements. A single built-in call (sorting a huge list, say)
+// is not interrupted until it returns.
+//
+// The isolation is that of the interpreter: a program reaches nothing but its bindings and
+// the predeclared names (no file system, network, clock or randomness), but it shares the
+// host's address space and memory.
+package starlark
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime/metrics"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/dsh-go/dsh/coderuntime"
+	star "go.starlark.net/starlark"
+)
+
+// Defaults of the reference worker-thread backend, and of the call depth.
+const (
+	DefaultComputeMs      = 60000
+	DefaultMaxWallMs      = 600000
+	DefaultMaxOutputBytes = 64 << 20
+	DefaultMaxCallDepth   = 10000
+	DefaultMaxHeapMB      = 512
+)
+
+// heapPollInterval is how often a run samples the process's live heap.
+const heapPollInterval = 10 * time.Millisecond
+
+// maxWallMs is the largest wall-clock ceiling accepted (the reference's setTimeout limit).
+const maxWallMs = 2147483647
+
+// maxCallDepth is Starlark's own limit on recursion (it reports "Starlark stack overflow").
+const maxCallDepth = 100000
+
+// Config configures a Runtime. Zero fields take the defaults above.
+type Config struct {
+	// ComputeMs is the busy-time budget in milliseconds.
+	ComputeMs float64 `json:"computeMs"`
+	// MaxSteps, when positive, also caps the Starlark interpreter steps a run may take, a
+	// deterministic compute budget; exceeding it fails the run with
+	// "compute budget exhausted (<n> steps)".
+	MaxSteps uint64 `json:"maxSteps"`
+	// MaxWallMs is the wall-clock ceiling in milliseconds.
+	MaxWallMs float64 `json:"maxWallMs"`
+	// MaxOutputBytes caps the JSON bytes of the logs plus the completion or failure message.
+	MaxOutputBytes int64 `json:"maxOutputBytes"`
+	// MaxCallDepth caps the call stack (Starlark functions and built-ins) of a run; deeper
+	// recursion fails the run with an exception.
+	MaxCallDepth int `json:"maxCallDepth"`
+	// MaxHeapMB bounds, in MiB, how much the process's live heap may grow while a run is in
+	// progress (Starlark has no heap of its own to limit). It is a process-wide measure:
+	// runs in progress at the same time share it.
+	MaxHeapMB float64 `json:"maxHeapMb"`
+}
+
+// Runtime runs Starlark programs. It implements coderuntime.Runtime and is safe for
+// concurrent use; runs share nothing but immutable predeclared modules.
+type Runtime struct {
+	cfg     Config
+	modules star.StringDict // the predeclared names every run gets
+
+	mu       sync.Mutex
+	disposed bool
+	closing  chan struct{}
+	runs     sync.WaitGroup
+}
+
+var _ coderuntime.Runtime = (*Runtime)(nil)
+
+// New validates cfg, fills in defaults and returns a Runtime. The error messages are those
+// of SPEC §6.9, e.g. "config.computeMs must be a positive number, got -1".
+func New(cfg Config) (*Runtime, error) {
+	if cfg.ComputeMs == 0 {
+		cfg.ComputeMs = DefaultComputeMs
+	}
+	if cfg.MaxWallMs == 0 {
+		cfg.MaxWallMs = DefaultMaxWallMs
+	}
+	if cfg.MaxOutputBytes == 0 {
+		cfg.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if cfg.MaxCallDepth == 0 {
+		cfg.MaxCallDepth = DefaultMaxCallDepth
+	}
+	if cfg.MaxHeapMB == 0 {
+		cfg.MaxHeapMB = DefaultMaxHeapMB
+	}
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{{"computeMs", cfg.ComputeMs}, {"maxWallMs", cfg.MaxWallMs}, {"maxOutputBytes", float64(cfg.MaxOutputBytes)}, {"maxCallDepth", float64(cfg.MaxCallDepth)}, {"maxHeapMb", cfg.MaxHeapMB}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v <= 0 {
+			return nil, fmt.Errorf("config.%s must be a positive number, got %s", f.key, jsNumber(f.v))
+		}
+	}
+	if cfg.MaxOutputBytes < 4 || cfg.MaxOutputBytes > 1<<53-1 {
+		return nil, fmt.Errorf("config.maxOutputBytes must be a safe integer of at least 4, got %d", cfg.MaxOutputBytes)
+	}
+	if cfg.MaxWallMs > maxWallMs {
+		return nil, fmt.Errorf("config.maxWallMs must be at most %d (Node clamps a longer setTimeout delay to 1ms), got %s", maxWallMs, jsNumber(cfg.MaxWallMs))
+	}
+	if cfg.MaxHeapMB > 1<<20 {
+		return nil, fmt.Errorf("config.maxHeapMb must be at most %d, got %s", 1<<20, jsNumber(cfg.MaxHeapMB))
+	}
+	if cfg.MaxCallDepth > maxCallDepth {
+		return nil, fmt.Errorf("config.maxCallDepth must be at most %d, got %d", maxCallDepth, cfg.MaxCallDepth)
+	}
+	return &Runtime{cfg: cfg, modules: predeclared(), closing: make(chan struct{})}, nil
+}
+
+// jsNumber formats v the way JavaScript's String(v) does for the values a config holds.
+func jsNumber(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "NaN"
+	case math.IsInf(v, 1):
+		return "Infinity"
+	case math.IsInf(v, -1):
+		return "-Infinity"
+	case v == 0:
+		return "0"
+	}
+	if a := math.Abs(v); a >= 1e-6 && a < 1e21 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	s := strconv.FormatFloat(v, 'e', -1, 64) // 1e+21, 1e-07
+	for i := 0; i+2 < len(s); i++ {
+		if s[i] == 'e' && s[i+2] == '0' && len(s) > i+3 {
+			s = s[:i+2] + s[i+3:]
+			break
+		}
+	}
+	return s
+}
+
+// Language reports "python": the runtime serves the Python-flavoured SDK.
+func (r *Runtime) Language() string { return "python" }
+
+// Isolation reports "in-process (starlark)".
+func (r *Runtime) Isolation() string { return "in-process (starlark)" }
+
+// Close aborts every in-flight run with "runtime disposed", waits until they have stopped,
+// and makes later runs fail with coderuntime.ErrDisposed. Close is idempotent.
+func (r *Runtime) Close() error {
+	r.mu.Lock()
+	if !r.disposed {
+		r.disposed = true
+		close(r.closing)
+	}
+	r.mu.Unlock()
+	r.runs.Wait()
+	return nil
+}
+
+func (r *Runtime) computeBudget() time.Duration {
+	return time.Duration(r.cfg.ComputeMs * float64(time.Millisecond))
+}
+
+func (r *Runtime) computeTimeout() coderuntime.Failure {
+	return coderuntime.Failure{Kind: coderuntime.FailureTimeout,
+		Message: "compute budget exhausted (" + jsNumber(r.cfg.ComputeMs) + "ms busy)"}
+}
+
+// Run executes one program; see coderuntime.Runtime and the package documentation. It
+// returns once the program stopped; binding calls run on the program's goroutine, so none
+// is left running.
+func (r *Runtime) Run(ctx context.Context, req coderuntime.Request) (coderuntime.Result, error) {
+	r.mu.Lock()
+	if r.disposed {
+		r.mu.Unlock()
+		return coderuntime.Result{}, coderuntime.ErrDisposed
+	}
+	r.runs.Add(1)
+	r.mu.Unlock()
+	defer r.runs.Done()
+
+	if err := coderuntime.ValidateBindings(req.Bindings); err != nil {
+		return coderuntime.Result{}, err
+	}
+	ledger := coderuntime.NewLedger(int(r.cfg.MaxOutputBytes))
+	if ctx.Err() != nil {
+		return normalize(ledger.Failure(nil, coderuntime.Failure{Kind: coderuntime.FailureAbort, Message: coderuntime.AbortMessage(ctx)})), nil
+	}
+	env := r.environment(req.Bindings)
+	c, err := compileProgram(req.Program, env.Has)
+	if err != nil {
+		return normalize(ledger.Failure(nil, coderuntime.Failure{Kind: coderuntime.FailureException, Message: err.Error()})), nil
+	}
+
+	state := &run{rt: r, cols: c.cols, ledger: ledger, nextClock: checkInterval}
+	state.callCtx, state.cancelCalls = context.WithCancelCause(ctx)
+	defer state.cancelCalls(errRunSettled)
+	state.thread = &star.Thread{
+		Name:       "dsh code run",
+		Print:      func(_ *star.Thread, msg string) { state.log(msg) },
+		OnMaxSteps: state.onSteps,
+	}
+	state.thread.SetLocal(runKey, state)
+	state.thread.SetMaxExecutionSteps(checkInterval)
+	if r.cfg.MaxSteps > 0 && r.cfg.MaxSteps < checkInterval {
+		state.thread.SetMaxExecutionSteps(r.cfg.MaxSteps)
+	}
+
+	// The program runs on its own goroutine (its stack grows with the program's recursion
+	// and goes away with it); this one watches the run's deadlines.
+	type outcome struct {
+		value    star.Value
+		panicked any
+		err      error
+	}
+	done := make(chan outcome, 1)
+	baseHeap := liveHeap()
+	state.start = time.Now()
+	go func() {
+		value, panicked, err := state.execute(c.prog, env)
+		done <- outcome{value, panicked, err}
+	}()
+	wall := time.NewTimer(time.Duration(r.cfg.MaxWallMs * float64(time.Millisecond)))
+	defer wall.Stop()
+	heap := time.NewTicker(heapPollInterval)
+	defer heap.Stop()
+	heapLimit := baseHeap + uint64(r.cfg.MaxHeapMB*(1<<20))
+	var o outcome
+	for wait := true; wait; {
+		select {
+		case o = <-done:
+			wait = false
+		case <-ctx.Done():
+			state.settle(coderuntime.Failure{Kind: coderuntime.FailureAbort, Message: coderuntime.AbortMessage(ctx)})
+			o, wait = <-done, false
+		case <-r.closing:
+			state.settle(coderuntime.Failure{Kind: coderuntime.FailureAbort, Message: coderuntime.DisposedMessage})
+			o, wait = <-done, false
+		case <-wall.C:
+			state.settle(coderuntime.Failure{Kind: coderuntime.FailureTimeout,
+				Message: "wall-clock ceiling reached (" + jsNumber(r.cfg.MaxWallMs) + "ms)"})
+			o, wait = <-done, false
+		case <-heap.C:
+			if liveHeap() > heapLimit {
+				state.settle(coderuntime.Failure{Kind: coderuntime.FailureWorkerExit,
+					Message: "worker error: heap limit exceeded (the live heap grew by more than " + jsNumber(r.cfg.MaxHeapMB) + " MiB)"})
+				o, wait = <-done, false
+			}
+		}
+	}
+	return normalize(state.result(o.value, o.panicked, o.err)), nil
+}
+
+// environment returns the predeclared names of a run: the shared modules, then the
+// binding namespaces and their error classes, which shadow a module of the same name.
+func (r *Runtime) environment(bindings []coderuntime.Namespace) star.StringDict {
+	env := make(star.StringDict, len(r.modules)+2*len(bindings))
+	for k, v := range r.modules {
+		env[k] = v
+	}
+	for _, ns := range bindings {
+		env[ns.Global] = newNamespace(ns)
+		if ns.ErrorClass != nil {
+			env[ns.ErrorClass.Name] = &errorClass{class: *ns.ErrorClass}
+		}
+	}
+	return env
+}
+
+// liveHeap returns the process's live heap bytes as of the last garbage collection.
+func liveHeap() uint64 {
+	sample := [1]metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample[:])
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return sample[0].Value.Uint64()
+}
+
+// normalize makes Logs non-nil so a result always renders its logs as an array.
+func normalize(res coderuntime.Result) coderuntime.Result {
+	if res.Logs == nil {
+		res.Logs = []string{}
+	}
+	return res
+}

@@ -1,0 +1,473 @@
+package starlark
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// The source preparation turns a Python-flavoured program body into Starlark source text
+// before it is parsed. It works on tokens, never inside string literals or comments, and it
+// never adds or removes a line, so line numbers stay those of the program; the columns it
+// shifts are recorded in a columnMap so that error positions can be reported against the
+// text the model wrote.
+//
+// The rewrites:
+//   - a program indented as a whole (every line that starts outside a string literal has
+//     the same leading whitespace) is dedented, as a function body may be;
+//   - `await <expr>` becomes `<expr>`: binding calls complete before they return, so there
+//     is nothing to wait for;
+//   - `async def` becomes `def`;
+//   - `import asyncio`, `import json` and `import math` statements are blanked out: those
+//     modules are predeclared.
+//
+// Python syntax that Starlark cannot express is left alone so that the parser rejects it;
+// the one exception is an f-string, which the parser would misreport, so preparation
+// rejects it itself with a message that says what to write instead.
+
+// isImportable reports whether an import statement may name module: the predeclared ones.
+func isImportable(module string) bool {
+	return module == "asyncio" || module == "json" || module == "math"
+}
+
+// prepared is a program ready for the Starlark parser.
+type prepared struct {
+	src  string
+	cols columnMap
+}
+
+// prepError is a problem found while preparing the source, at a position of the original
+// program.
+type prepError struct {
+	line, col int32
+	msg       string
+}
+
+// edit replaces src[start:end] with blanks (spaces, same width) or removes it.
+type edit struct {
+	start, end int
+	blank      bool
+}
+
+// anchor says that from output column out on, output columns map to original columns by
+// adding (orig - out).
+type anchor struct{ out, orig int32 }
+
+// columnMap maps columns of the prepared text back to the program's; lines never move.
+type columnMap map[int32][]anchor
+
+// original returns the program column of the prepared column col on line.
+func (m columnMap) original(line, col int32) int32 {
+	as := m[line]
+	best := anchor{1, 1}
+	for _, a := range as {
+		if a.out > col {
+			break
+		}
+		best = a
+	}
+	return best.orig + (col - best.out)
+}
+
+// lineInfo is what the scanner learns about one physical line.
+type lineInfo struct {
+	start    int  // byte offset of the line
+	inString bool // the line starts inside a string literal
+	indent   int  // bytes of leading blanks (spaces, tabs, form feeds)
+	blank    bool // nothing but blanks, or blanks and a comment
+}
+
+// prepare rewrites program as described above.
+func prepare(program string) (prepared, *prepError) {
+	s := scanner{src: program}
+	edits, lines, perr := s.scan()
+	if perr != nil {
+		return prepared{}, perr
+	}
+	edits = append(dedent(program, lines), edits...)
+	if len(edits) == 0 {
+		return prepared{src: program}, nil
+	}
+	sortEdits(edits)
+	return apply(program, edits), nil
+}
+
+// dedent returns the edits that remove the whitespace prefix every code line shares, as a
+// function body indented as a whole is valid Python. Lines that start inside a string
+// literal keep their text; blank and comment-only lines lose what they have of the prefix.
+func dedent(src string, lines []lineInfo) []edit {
+	prefix, found := "", false
+	for _, l := range lines {
+		if l.inString || l.blank {
+			continue
+		}
+		ws := src[l.start : l.start+l.indent]
+		if !found {
+			prefix, found = ws, true
+			continue
+		}
+		prefix = commonPrefix(prefix, ws)
+		if prefix == "" {
+			return nil
+		}
+	}
+	if prefix == "" {
+		return nil
+	}
+	var edits []edit
+	for _, l := range lines {
+		if l.inString {
+			continue
+		}
+		n := len(commonPrefix(prefix, src[l.start:l.start+l.indent]))
+		if n > 0 {
+			edits = append(edits, edit{start: l.start, end: l.start + n})
+		}
+	}
+	return edits
+}
+
+func commonPrefix(a, b string) string {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return a[:i]
+		}
+	}
+	return a[:n]
+}
+
+// sortEdits orders edits by start; the scanner emits them in order and the dedent edits
+// (which start lines) go before the scanner's edits on the same line.
+func sortEdits(edits []edit) {
+	// Insertion sort: the two runs are each sorted, and programs are small.
+	for i := 1; i < len(edits); i++ {
+		for j := i; j > 0 && edits[j].start < edits[j-1].start; j-- {
+			edits[j], edits[j-1] = edits[j-1], edits[j]
+		}
+	}
+}
+
+// apply performs the edits and records how output columns map to program columns.
+func apply(src string, edits []edit) prepared {
+	var b strings.Builder
+	b.Grow(len(src))
+	cols := columnMap{}
+	var line, outCol, origCol int32 = 1, 1, 1
+	// copyTo copies src[pos:end] to the output, tracking lines and columns.
+	pos := 0
+	copyTo := func(end int) {
+		for pos < end {
+			c := src[pos]
+			switch {
+			case c == '\n' || c == '\r':
+				if c == '\r' && pos+1 < len(src) && src[pos+1] == '\n' {
+					b.WriteByte(c)
+					pos++
+					c = '\n'
+				}
+				b.WriteByte(c)
+				pos++
+				line, outCol, origCol = line+1, 1, 1
+			case c < utf8.RuneSelf:
+				b.WriteByte(c)
+				pos++
+				outCol++
+				origCol++
+			default:
+				_, w := utf8.DecodeRuneInString(src[pos:])
+				b.WriteString(src[pos : pos+w])
+				pos += w
+				outCol++
+				origCol++
+			}
+		}
+	}
+	for _, e := range edits {
+		if e.start < pos {
+			continue // overlapping edit (cannot happen: edits touch disjoint tokens)
+		}
+		copyTo(e.start)
+		// Edited text is ASCII on one line: blanks, `await`, `async`, import statements.
+		width := int32(e.end - e.start)
+		pos = e.end
+		if e.blank {
+			b.WriteString(strings.Repeat(" ", e.end-e.start))
+			outCol += width
+			origCol += width
+			continue
+		}
+		origCol += width
+		cols[line] = append(cols[line], anchor{out: outCol, orig: origCol})
+	}
+	copyTo(len(src))
+	return prepared{src: b.String(), cols: cols}
+}
+
+// scanner finds the token-level edits in a program and describes its lines.
+type scanner struct {
+	src   string
+	pos   int
+	line  int32
+	col   int32 // 1-based rune column of pos
+	lines []lineInfo
+	edits []edit
+	// prevDot: the previous significant token was '.', so an identifier is an attribute.
+	prevDot bool
+}
+
+func (s *scanner) scan() ([]edit, []lineInfo, *prepError) {
+	s.line, s.col = 1, 1
+	s.startLine(false)
+	for s.pos < len(s.src) {
+		c := s.src[s.pos]
+		switch {
+		case c == '\n' || c == '\r':
+			s.newline()
+			s.startLine(false)
+		case c == ' ' || c == '\t' || c == '\f':
+			s.advance(1)
+		case c == '#':
+			for s.pos < len(s.src) && s.src[s.pos] != '\n' && s.src[s.pos] != '\r' {
+				s.advanceRune()
+			}
+		case c == '\\':
+			s.advance(1) // a line continuation, or a stray backslash for the parser
+		case c == '\'' || c == '"':
+			s.prevDot = false
+			s.stringLiteral()
+		case '0' <= c && c <= '9':
+			s.prevDot = false
+			s.number()
+		case c == '.':
+			if s.pos+1 < len(s.src) && '0' <= s.src[s.pos+1] && s.src[s.pos+1] <= '9' {
+				s.prevDot = false
+				s.number()
+				continue
+			}
+			s.advance(1)
+			s.prevDot = true
+		case c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= utf8.RuneSelf:
+			if perr := s.word(); perr != nil {
+				return nil, nil, perr
+			}
+		default:
+			s.advance(1)
+			s.prevDot = false
+		}
+	}
+	return s.edits, s.lines, nil
+}
+
+func (s *scanner) advance(n int) {
+	s.pos += n
+	s.col += int32(n)
+}
+
+func (s *scanner) advanceRune() {
+	if s.src[s.pos] < utf8.RuneSelf {
+		s.advance(1)
+		return
+	}
+	_, w := utf8.DecodeRuneInString(s.src[s.pos:])
+	s.pos += w
+	s.col++
+}
+
+// newline consumes a line break (\n, \r\n or \r, as the Starlark scanner reads them).
+func (s *scanner) newline() {
+	if s.src[s.pos] == '\r' && s.pos+1 < len(s.src) && s.src[s.pos+1] == '\n' {
+		s.pos++
+	}
+	s.pos++
+	s.line++
+	s.col = 1
+}
+
+// startLine records the line that begins at s.pos.
+func (s *scanner) startLine(inString bool) {
+	l := lineInfo{start: s.pos, inString: inString}
+	if !inString {
+		i := s.pos
+		for i < len(s.src) && (s.src[i] == ' ' || s.src[i] == '\t' || s.src[i] == '\f') {
+			i++
+		}
+		l.indent = i - s.pos
+		l.blank = i == len(s.src) || s.src[i] == '\n' || s.src[i] == '\r' || s.src[i] == '#'
+	}
+	s.lines = append(s.lines, l)
+}
+
+// onlyBlanksBefore reports whether the current line holds only blanks before offset i.
+func (s *scanner) onlyBlanksBefore(i int) bool {
+	for j := s.lines[len(s.lines)-1].start; j < i; j++ {
+		if c := s.src[j]; c != ' ' && c != '\t' && c != '\f' {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *scanner) number() {
+	for s.pos < len(s.src) {
+		c := s.src[s.pos]
+		if c == '.' || c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
+			// An exponent sign belongs to the number: 1e-5.
+			if (c == 'e' || c == 'E') && s.pos+1 < len(s.src) && (s.src[s.pos+1] == '+' || s.src[s.pos+1] == '-') {
+				s.advance(1)
+			}
+			s.advance(1)
+			continue
+		}
+		break
+	}
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c >= utf8.RuneSelf
+}
+
+// word scans an identifier or keyword, a string prefix, and the rewrites keyed on words.
+func (s *scanner) word() *prepError {
+	start, startCol := s.pos, s.col
+	for s.pos < len(s.src) && isWordByte(s.src[s.pos]) {
+		s.advanceRune()
+	}
+	w := s.src[start:s.pos]
+	afterDot := s.prevDot
+	s.prevDot = false
+	if s.pos < len(s.src) && (s.src[s.pos] == '\'' || s.src[s.pos] == '"') && isStringPrefix(w) {
+		if strings.ContainsAny(w, "fF") {
+			return &prepError{line: s.line, col: startCol,
+				msg: "f-strings are not supported in Starlark; use \"{}\".format(x) or \"%s\" % x"}
+		}
+		s.stringLiteral()
+		return nil
+	}
+	if afterDot {
+		return nil // an attribute name
+	}
+	switch w {
+	case "await":
+		// `await x` → `x`. At the start of a line the word and the blanks after it go (the
+		// expression must keep the statement's indentation); elsewhere it becomes blanks,
+		// which keeps every column.
+		if s.onlyBlanksBefore(start) {
+			s.edits = append(s.edits, edit{start: start, end: s.skipBlanks(s.pos)})
+		} else {
+			s.edits = append(s.edits, edit{start: start, end: s.pos, blank: true})
+		}
+	case "async":
+		if end := s.skipBlanks(s.pos); end > s.pos && s.wordAt(end) == "def" {
+			s.edits = append(s.edits, edit{start: start, end: end})
+		}
+	case "import":
+		if s.onlyBlanksBefore(start) {
+			if end, ok := s.importable(s.pos); ok {
+				s.edits = append(s.edits, edit{start: start, end: end, blank: true})
+			}
+		}
+	}
+	return nil
+}
+
+// skipBlanks returns the offset of the first byte at or after i that is not a space or tab.
+func (s *scanner) skipBlanks(i int) int {
+	for i < len(s.src) && (s.src[i] == ' ' || s.src[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// wordAt returns the identifier that starts at i, or "".
+func (s *scanner) wordAt(i int) string {
+	j := i
+	for j < len(s.src) && isWordByte(s.src[j]) {
+		j++
+	}
+	return s.src[i:j]
+}
+
+// importable reports whether the rest of an import statement, from i, names only
+// predeclared modules (`import asyncio`, `import json, math`), and returns where the names
+// end. Anything else (aliases, dotted names, continuations) is left for the parser.
+func (s *scanner) importable(i int) (int, bool) {
+	n := 0
+	for {
+		j := s.skipBlanks(i)
+		if j == i && n == 0 {
+			return 0, false // `import` must be followed by a blank
+		}
+		name := s.wordAt(j)
+		if !isImportable(name) {
+			return 0, false
+		}
+		n++
+		i = s.skipBlanks(j + len(name))
+		if i < len(s.src) && s.src[i] == ',' {
+			i++
+			continue
+		}
+		if i == len(s.src) || s.src[i] == '\n' || s.src[i] == '\r' || s.src[i] == '#' || s.src[i] == ';' {
+			return j + len(name), true
+		}
+		return 0, false
+	}
+}
+
+// isStringPrefix reports whether w is a Python string-literal prefix.
+func isStringPrefix(w string) bool {
+	if len(w) > 2 {
+		return false
+	}
+	switch strings.ToLower(w) {
+	case "r", "b", "u", "f", "rb", "br", "fr", "rf":
+		return true
+	}
+	return false
+}
+
+// stringLiteral skips a string literal whose opening quote is at s.pos. A backslash always
+// protects the next character, in raw strings too.
+// An unterminated single-quoted string ends at the line break; the parser reports it.
+func (s *scanner) stringLiteral() {
+	q := s.src[s.pos]
+	triple := strings.HasPrefix(s.src[s.pos:], strings.Repeat(string(q), 3))
+	if triple {
+		s.advance(3)
+	} else {
+		s.advance(1)
+	}
+	for s.pos < len(s.src) {
+		c := s.src[s.pos]
+		switch {
+		case c == '\\':
+			s.advance(1)
+			if s.pos < len(s.src) {
+				if c := s.src[s.pos]; c == '\n' || c == '\r' {
+					s.newline()
+					s.startLine(true)
+				} else {
+					s.advanceRune()
+				}
+			}
+		case c == '\n' || c == '\r':
+			if !triple {
+				return
+			}
+			s.newline()
+			s.startLine(true)
+		case c == q:
+			if !triple {
+				s.advance(1)
+				return
+			}
+			if strings.HasPrefix(s.src[s.pos:], strings.Repeat(string(q), 3)) {
+				s.advance(3)
+				return
+			}
+			s.advance(1)
+		default:
+			s.advanceRune()
+		}
+	}
+}
