@@ -67,6 +67,12 @@ func TestMountListsEveryPageInOrder(t *testing.T) {
 	if _, ok := e.host.Annotations("mcp__bad__hang"); ok {
 		t.Errorf("hang declared no annotations")
 	}
+	if a := e.host.ServerAnnotations(def); a == nil || !a.ReadOnlyHint {
+		t.Errorf("ServerAnnotations(echo) = %+v", a)
+	}
+	if a := e.host.ServerAnnotations(e.reg.Get("mcp__bad__hang", nil)); a != nil {
+		t.Errorf("ServerAnnotations(hang) = %+v, want the default (none)", a)
+	}
 }
 
 func TestCallResultsAndErrors(t *testing.T) {

@@ -192,6 +192,16 @@ func (h *Host) Annotations(publicName string) (*sdk.ToolAnnotations, bool) {
 	return nil, false
 }
 
+// ServerAnnotations annotates tools for a Server (ServerOptions.Annotations): a tool this
+// host mounted carries the annotations its server declared, any other tool gets
+// DefaultAnnotations.
+func (h *Host) ServerAnnotations(def *tool.Definition) *sdk.ToolAnnotations {
+	if a, ok := h.Annotations(def.Name); ok {
+		return a
+	}
+	return DefaultAnnotations(def)
+}
+
 // Close closes every mount and refuses new ones. It is idempotent.
 func (h *Host) Close() error {
 	h.mu.Lock()

@@ -253,10 +253,14 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 	if c.err != nil {
 		return errorResult(c.err.Error(), nil), nil
 	}
+	raw := string(req.Params.Arguments)
+	if raw == "null" {
+		raw = "" // MCP arguments are optional: absent and null both mean {}
+	}
 	in := tool.Input{
 		CallID: ids.New("call_"),
 		Name:   req.Params.Name,
-		Args:   tool.ParseArguments(string(req.Params.Arguments)),
+		Args:   tool.ParseArguments(raw),
 		Agent:  c.hooks.Agent,
 	}
 	if c.hooks.BeforeCall != nil {

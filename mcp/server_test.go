@@ -223,6 +223,7 @@ func TestServerWithGoClient(t *testing.T) {
 		{"forbidden", `{}`, "Error: rule: forbidden is denied in this workspace", ""},
 		{"guarded", `{}`, `Error: tool "guarded" requires approval, but no approval channel is available`, ""},
 		{"nope", `{}`, `Error: unknown tool "nope"`, tool.CodeUnknownTool},
+		{"lookup", `null`, `Error: invalid arguments: missing required property "key"`, tool.CodeInvalidArgs},
 	}
 	for _, fc := range failures {
 		t.Run(fc.name+fc.args, func(t *testing.T) {
