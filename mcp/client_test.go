@@ -16,7 +16,7 @@ import (
 )
 
 var badTools = []string{"echo", "hang", "crash", "malformed", "big", "bignote", "add_tool", "remove_tool",
-	"fail", "rpcerror", "mixed", "legacy", "stderr", "nonlossless", "slow", "task", "dotted.name/with spaces"}
+	"fail", "rpcerror", "mixed", "legacy", "break_list", "stderr", "nonlossless", "slow", "task", "dotted.name/with spaces"}
 
 func TestMountListsEveryPageInOrder(t *testing.T) {
 	e := newEnv(t, mcp.Options{})
@@ -292,6 +292,24 @@ func TestToolListChangedResyncs(t *testing.T) {
 	}
 	if res := e.call(context.Background(), "mcp__bad__echo", `{}`); code(res) != tool.CodeUnknownTool {
 		t.Errorf("removed echo: %+v", res.Error)
+	}
+}
+
+func TestFailedResyncKeepsTheLastGoodList(t *testing.T) {
+	e := newEnv(t, mcp.Options{})
+	m := e.mount("bad", badConfig())
+	before := e.reg.Names(nil)
+	if res := e.call(context.Background(), "mcp__bad__break_list", `{}`); res.IsError {
+		t.Fatal(res.Error)
+	}
+	eventually(t, "the failed re-sync", func() bool {
+		return strings.Contains(e.log.String(), "mcp-client(bad): tool re-sync failed: mcp-client(bad): tools/list result is not an object")
+	})
+	if got := e.reg.Names(nil); !slices.Equal(got, before) {
+		t.Errorf("names after a failed re-sync = %v, want %v", got, before)
+	}
+	if res := e.call(context.Background(), "mcp__bad__echo", `{"text":"still here"}`); res.IsError || m.State() != mcp.StateConnected {
+		t.Errorf("echo after a failed re-sync: %+v (state %s)", res.Error, m.State())
 	}
 }
 

@@ -27,9 +27,10 @@ import (
 )
 
 type server struct {
-	mu    sync.Mutex // guards stdout and tools
-	out   *bufio.Writer
-	tools []map[string]any
+	mu      sync.Mutex // guards stdout, tools and badList
+	out     *bufio.Writer
+	tools   []map[string]any
+	badList bool // answer tools/list with garbage from now on
 }
 
 func main() {
@@ -89,6 +90,7 @@ func initialTools() []map[string]any {
 		{"name": "rpcerror", "description": "Answers a JSON-RPC error.", "inputSchema": schemaObj(nil)},
 		{"name": "mixed", "description": "Answers every kind of block.", "inputSchema": schemaObj(nil)},
 		{"name": "legacy", "description": "Answers the legacy toolResult shape.", "inputSchema": schemaObj(nil)},
+		{"name": "break_list", "description": "Breaks tools/list and notifies.", "inputSchema": schemaObj(nil)},
 		{"name": "stderr", "description": "Writes to stderr.", "inputSchema": schemaObj(map[string]any{"text": str})},
 		{"name": "nonlossless", "description": "Answers with duplicate keys.", "inputSchema": schemaObj(nil)},
 		{"name": "slow", "description": "Answers after ms milliseconds.", "inputSchema": schemaObj(map[string]any{"ms": num})},
@@ -163,7 +165,10 @@ func (s *server) handle(line []byte) {
 }
 
 func (s *server) list(m message) {
-	if os.Getenv("BAD_BADLIST") == "1" {
+	s.mu.Lock()
+	bad := s.badList
+	s.mu.Unlock()
+	if bad || os.Getenv("BAD_BADLIST") == "1" {
 		s.reply(m.ID, []any{"not", "an", "object"})
 		return
 	}
@@ -236,6 +241,12 @@ func (s *server) call(m message) {
 				}
 			}
 		}
+		s.mu.Unlock()
+		s.reply(m.ID, map[string]any{"content": []any{text("ok")}})
+		s.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+	case "break_list":
+		s.mu.Lock()
+		s.badList = true
 		s.mu.Unlock()
 		s.reply(m.ID, map[string]any{"content": []any{text("ok")}})
 		s.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
