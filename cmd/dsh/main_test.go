@@ -24,12 +24,7 @@ func TestMain(m *testing.M) {
 		cwd, _ := os.Getwd()
 		os.Exit(run(context.Background(), &env{stdout: os.Stdout, stderr: os.Stderr, stdin: os.Stdin, cwd: cwd, getenv: os.Getenv}, os.Args[1:]))
 	}
-	goleak.VerifyTestMain(m,
-		// The OpenAI client's idle keep-alive connections to the test server close
-		// asynchronously after the server shuts down.
-		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
-		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
-	)
+	goleak.VerifyTestMain(m)
 }
 
 // sandbox is one test's world: a workspace (the working directory) and a dsh home.
