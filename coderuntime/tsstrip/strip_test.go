@@ -192,7 +192,7 @@ func ExampleStrip() {
 }
 
 func BenchmarkStrip(b *testing.B) {
-	program := strings.Repeat("const x: number = await tools.read({ path: 'a' }) as number;\nconsole.log(x);\n", 20) + "return 1"
+	program := strings.Repeat("{\n  const x: number = await tools.read({ path: 'a' }) as number;\n  console.log(x);\n}\n", 20) + "return 1"
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Strip(program); err != nil {
