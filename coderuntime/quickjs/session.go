@@ -81,6 +81,7 @@ type process interface {
 
 // run starts the worker for the type-stripped code and drives the run to its result.
 func (s *session) run(code string, positions []byte) coderuntime.Result {
+	defer s.cancel(coderuntime.ErrRunSettled)
 	start := startFrame{Type: "start", Program: code, Limits: s.rt.limits(), Positions: positions}
 	for _, n := range s.order {
 		w := wireNS{Global: n.Global, Names: make([]string, 0, len(n.Functions))}
