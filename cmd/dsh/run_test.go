@@ -264,3 +264,36 @@ func TestRunInterrupted(t *testing.T) {
 		t.Errorf("stderr = %q", r.stderr)
 	}
 }
+
+// TestRunCodeMode runs "dsh run --mode code": the model is offered only run_code and the
+// SDK in its system prompt, and its program's calls run through the pipeline.
+func TestRunCodeMode(t *testing.T) {
+	s := newSandbox(t)
+	s.write("a.txt", "one\ntwo\n")
+	program := `const r = await tools.read({ file_path: "a.txt" }); console.log(r.totalLines + " lines"); return r.lines[1].text;`
+	args, _ := json.Marshal(map[string]string{"description": "Count the lines", "code": program})
+	srv := newChatServer(t,
+		toolReply("", "call_1", "run_code", string(args)),
+		textReply("a.txt has 2 lines."),
+	)
+	r := s.dsh("run", "--mode", "code", "--base-url", srv.srv.URL, "how long is a.txt?").want(t, 0)
+	mustContain(t, "transcript", r.stderr,
+		"● Count the lines\n  │ const r = await tools.read",
+		"  ✓ read {\"file_path\":\"a.txt\"}\n✓ run_code\n  2 lines\n  two\n",
+		"— turn 1 completed")
+	reqs := srv.requests()
+	tools, _ := reqs[0]["tools"].([]any)
+	if len(tools) != 1 || !strings.Contains(fmt.Sprint(tools[0]), "run_code") {
+		t.Errorf("code mode offered %v", tools)
+	}
+	msgs, _ := reqs[0]["messages"].([]any)
+	system := fmt.Sprint(msgs[0].(map[string]any)["content"])
+	mustContain(t, "system prompt", system, "`run_code` is the only tool you can call directly", "interface ToolArgsMap", "read: {")
+	// The second request carries the program's output, not the intermediate value.
+	msgs, _ = reqs[1]["messages"].([]any)
+	last := fmt.Sprint(msgs[len(msgs)-1].(map[string]any)["content"])
+	mustContain(t, "run_code result", last, "2 lines")
+	if strings.Contains(last, "one") {
+		t.Errorf("the program's intermediate read reached the model: %s", last)
+	}
+}

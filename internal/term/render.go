@@ -230,10 +230,13 @@ func (r Renderer) Call(name string, c card.Call) string {
 		if c.RawInput != nil {
 			if s, ok := c.RawInput.(string); ok {
 				// A one-line input the title already shows adds nothing; a program or a
-				// script is shown as a block.
-				if ls := lines(s); len(ls) > 1 {
+				// script (several lines, or what an execute card runs) is shown as a block.
+				ls := lines(s)
+				switch {
+				case len(ls) == 1 && strings.Contains(title, ls[0]):
+				case len(ls) > 1 || c.Kind == card.KindExecute:
 					block = ls
-				} else if len(ls) == 1 && !strings.Contains(title, ls[0]) {
+				case len(ls) == 1:
 					header += " " + r.Dim(r.clip(ls[0], 3+utf8.RuneCountInString(title)))
 				}
 			} else if js := compactJSON(c.RawInput); js != "" {

@@ -57,6 +57,7 @@ func TestCallCards(t *testing.T) {
 		{"call_terminal_multiline", "bash", card.Call{Card: card.Terminal, Title: "set -e\nmake\nmake install"}},
 		{"call_run_code", "run_code", card.Call{Card: card.Generic, Title: "Read both files in parallel", Kind: card.KindExecute,
 			RawInput: "const [a, b] = await Promise.all([\n  tools.read({file_path: \"a\"}),\n  tools.read({file_path: \"b\"}),\n]);\nreturn a.totalLines + b.totalLines;"}},
+		{"call_execute_oneline", "run_code", card.Call{Card: card.Generic, Title: "Count", Kind: card.KindExecute, RawInput: "return 1 + 1;"}},
 		{"call_diff", "edit", card.Call{Card: card.Diff, Title: "Edit main.go", Diffs: []card.FileDiff{{Path: "main.go", OldText: ptr("a"), NewText: "b"}}}},
 		{"call_background", "bash", card.Call{Card: card.Generic, Title: "sleep 100", Kind: card.KindExecute, RawInput: "sleep 100",
 			Content: content.Texts("wait in the background")}},
