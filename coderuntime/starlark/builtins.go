@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/dsh-go/dsh/jsonv"
-	star "go.starlark.net/starlark"
 	"go.starlark.net/lib/math"
+	star "go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
 )

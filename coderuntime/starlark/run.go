@@ -27,15 +27,12 @@ const checkInterval = 1024
 // outermost and innermost frames around a count of the omitted ones.
 const maxTracebackFrames = 10
 
-// errRunSettled is the cancellation cause binding calls see when their run completed.
-var errRunSettled = errors.New("code run settled")
-
 // errRunOver stops a binding call the program makes after the run settled; the run's
 // outcome is already decided, so the program never sees it.
 var errRunOver = errors.New("code run is over")
 
-// run is the state of one Run.
-type run struct {
+// execution is the state of one Run.
+type execution struct {
 	rt     *Runtime
 	thread *star.Thread
 	cols   columnMap
@@ -56,14 +53,14 @@ type run struct {
 	logs     []string
 }
 
-func runOf(thread *star.Thread) *run {
-	r, _ := thread.Local(runKey).(*run)
+func runOf(thread *star.Thread) *execution {
+	r, _ := thread.Local(runKey).(*execution)
 	return r
 }
 
 // settle imposes an outcome (a budget, an abort, the output cap): the first one wins, the
 // program is cancelled at its next step and binding calls see their context cancelled.
-func (r *run) settle(f coderuntime.Failure) {
+func (r *execution) settle(f coderuntime.Failure) {
 	r.mu.Lock()
 	first := r.outcome == nil && !r.finished
 	if first {
@@ -72,12 +69,18 @@ func (r *run) settle(f coderuntime.Failure) {
 	r.mu.Unlock()
 	if first {
 		r.thread.Cancel(f.Message)
-		r.cancelCalls(&f)
+		r.cancelCalls(settledBy(f))
 	}
 }
 
+// settledBy is the cancellation cause binding calls see when an outcome is imposed: it
+// matches coderuntime.ErrRunSettled and says what settled the run.
+func settledBy(f coderuntime.Failure) error {
+	return fmt.Errorf("%w: %s", coderuntime.ErrRunSettled, f.Message)
+}
+
 // over reports whether the run's outcome is decided.
-func (r *run) over() bool {
+func (r *execution) over() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.outcome != nil || r.finished
@@ -85,7 +88,7 @@ func (r *run) over() bool {
 
 // log charges one printed entry to the output ledger. The entry that does not fit ends the
 // run with an output-limit failure that keeps the longest prefix that fits.
-func (r *run) log(text string) {
+func (r *execution) log(text string) {
 	text = validUTF8(text)
 	r.mu.Lock()
 	if r.outcome != nil || r.finished {
@@ -101,12 +104,12 @@ func (r *run) log(text string) {
 	r.outcome, r.overflow = &f, &text
 	r.mu.Unlock()
 	r.thread.Cancel(f.Message)
-	r.cancelCalls(&f)
+	r.cancelCalls(settledBy(f))
 }
 
 // onSteps is the thread's step hook: it enforces the step cap, the busy-time budget and
 // the call depth, and arms the next check.
-func (r *run) onSteps(thread *star.Thread) {
+func (r *execution) onSteps(thread *star.Thread) {
 	cfg := &r.rt.cfg
 	steps := thread.Steps
 	if cfg.MaxSteps > 0 && steps >= cfg.MaxSteps {
@@ -142,46 +145,43 @@ func (r *run) onSteps(thread *star.Thread) {
 // call invokes one binding: the program waits for it, and the time it takes is not busy
 // time. The host function's error, a panic, or a result that is not lossless JSON fails
 // the call.
-func (r *run) call(f *bindingFunc, args any) (any, error) {
+func (r *execution) call(f *bindingFunc, args any) (any, error) {
 	if r.over() {
 		return nil, errRunOver
 	}
 	began := time.Now()
-	value, message := r.invoke(f.fn, args)
+	value, failed, message := r.invoke(f.fn, args)
 	r.waited += time.Since(began)
 	if r.over() {
 		return nil, errRunOver
 	}
-	if message != "" {
+	if failed {
 		return nil, f.failure(message)
 	}
 	return value, nil
 }
 
-// invoke runs a host function; a non-empty message is its failure.
-func (r *run) invoke(fn coderuntime.Func, args any) (value any, message string) {
+// invoke runs a host function and reports whether it failed, and with which message.
+func (r *execution) invoke(fn coderuntime.Func, args any) (value any, failed bool, message string) {
 	defer func() {
 		if p := recover(); p != nil {
-			value, message = nil, fmt.Sprintf("binding panicked: %v", p)
+			value, failed, message = nil, true, fmt.Sprintf("binding panicked: %v", p)
 		}
 	}()
 	v, err := fn(r.callCtx, args)
 	if err != nil {
-		if msg := err.Error(); msg != "" {
-			return nil, msg
-		}
-		return nil, "Error"
+		return nil, true, err.Error()
 	}
 	snap, err := jsonv.Snapshot(v)
 	if err != nil {
-		return nil, "binding resolution must be lossless JSON"
+		return nil, true, "binding resolution must be lossless JSON"
 	}
-	return snap, ""
+	return snap, false, ""
 }
 
 // execute runs the compiled program on the current goroutine and returns its completion
 // value or error. A Go panic (a bug in the interpreter or a built-in) becomes an error.
-func (r *run) execute(prog *star.Program, predeclared star.StringDict) (value star.Value, panicked any, err error) {
+func (r *execution) execute(prog *star.Program, predeclared star.StringDict) (value star.Value, panicked any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			value, panicked, err = nil, p, nil
@@ -196,7 +196,7 @@ func (r *run) execute(prog *star.Program, predeclared star.StringDict) (value st
 }
 
 // result builds the run's Result once the program stopped.
-func (r *run) result(value star.Value, panicked any, err error) coderuntime.Result {
+func (r *execution) result(value star.Value, panicked any, err error) coderuntime.Result {
 	r.mu.Lock()
 	r.finished = true
 	outcome, overflow := r.outcome, r.overflow
@@ -224,7 +224,7 @@ func (r *run) result(value star.Value, panicked any, err error) coderuntime.Resu
 // renderError renders a program error the way Python prints an uncaught exception: the
 // traceback of program positions, then the error line. A failed binding call's line is
 // "<ErrorClass>: <function name>: <message>".
-func (r *run) renderError(err error) string {
+func (r *execution) renderError(err error) string {
 	var inner *star.EvalError
 	var failed *callError
 	for e := err; e != nil; e = errors.Unwrap(e) {
@@ -257,7 +257,7 @@ func (r *run) renderError(err error) string {
 }
 
 // traceback renders frames, outermost first, at program positions.
-func (r *run) traceback(stack star.CallStack) string {
+func (r *execution) traceback(stack star.CallStack) string {
 	if len(stack) == 0 {
 		return ""
 	}

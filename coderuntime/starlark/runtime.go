@@ -248,9 +248,9 @@ func (r *Runtime) Run(ctx context.Context, req coderuntime.Request) (coderuntime
 		return normalize(ledger.Failure(nil, coderuntime.Failure{Kind: coderuntime.FailureException, Message: err.Error()})), nil
 	}
 
-	state := &run{rt: r, cols: c.cols, ledger: ledger, nextClock: checkInterval}
+	state := &execution{rt: r, cols: c.cols, ledger: ledger, nextClock: checkInterval}
 	state.callCtx, state.cancelCalls = context.WithCancelCause(ctx)
-	defer state.cancelCalls(errRunSettled)
+	defer state.cancelCalls(coderuntime.ErrRunSettled)
 	state.thread = &star.Thread{
 		Name:       "dsh code run",
 		Print:      func(_ *star.Thread, msg string) { state.log(msg) },

@@ -17,7 +17,7 @@ import (
 //   - `await <expr>` becomes `<expr>`: binding calls complete before they return, so there
 //     is nothing to wait for;
 //   - `async def` becomes `def`;
-//   - `import asyncio`, `import json` and `import math` statements are blanked out: those
+//   - `import asyncio`, `import json` and `import math` statements become `pass`: those
 //     modules are predeclared.
 //
 // Python syntax that Starlark cannot express is left alone so that the parser rejects it;
@@ -42,10 +42,11 @@ type prepError struct {
 	msg       string
 }
 
-// edit replaces src[start:end] with blanks (spaces, same width) or removes it.
+// edit removes src[start:end] or, when with is set, overwrites it with with padded by
+// spaces to the same width.
 type edit struct {
 	start, end int
-	blank      bool
+	with       string
 }
 
 // anchor says that from output column out on, output columns map to original columns by
@@ -70,10 +71,11 @@ func (m columnMap) original(line, col int32) int32 {
 
 // lineInfo is what the scanner learns about one physical line.
 type lineInfo struct {
-	start    int  // byte offset of the line
-	inString bool // the line starts inside a string literal
-	indent   int  // bytes of leading blanks (spaces, tabs, form feeds)
-	blank    bool // nothing but blanks, or blanks and a comment
+	start     int  // byte offset of the line
+	inString  bool // the line starts inside a string literal
+	continued bool // the line continues a statement (inside brackets or after a backslash)
+	indent    int  // bytes of leading blanks (spaces, tabs, form feeds)
+	blank     bool // nothing but blanks, or blanks and a comment
 }
 
 // prepare rewrites program as described above.
@@ -91,13 +93,14 @@ func prepare(program string) (prepared, *prepError) {
 	return apply(program, edits), nil
 }
 
-// dedent returns the edits that remove the whitespace prefix every code line shares, as a
-// function body indented as a whole is valid Python. Lines that start inside a string
-// literal keep their text; blank and comment-only lines lose what they have of the prefix.
+// dedent returns the edits that remove the whitespace prefix every line that starts a
+// statement shares, as a function body indented as a whole is valid Python. Lines that
+// start inside a string literal keep their text; blank and comment-only lines, and lines
+// that continue a statement, lose what they have of the prefix.
 func dedent(src string, lines []lineInfo) []edit {
 	prefix, found := "", false
 	for _, l := range lines {
-		if l.inString || l.blank {
+		if l.inString || l.blank || l.continued {
 			continue
 		}
 		ws := src[l.start : l.start+l.indent]
@@ -190,8 +193,9 @@ func apply(src string, edits []edit) prepared {
 		// Edited text is ASCII on one line: blanks, `await`, `async`, import statements.
 		width := int32(e.end - e.start)
 		pos = e.end
-		if e.blank {
-			b.WriteString(strings.Repeat(" ", e.end-e.start))
+		if e.with != "" {
+			b.WriteString(e.with)
+			b.WriteString(strings.Repeat(" ", e.end-e.start-len(e.with)))
 			outCol += width
 			origCol += width
 			continue
@@ -213,6 +217,9 @@ type scanner struct {
 	edits []edit
 	// prevDot: the previous significant token was '.', so an identifier is an attribute.
 	prevDot bool
+	// depth is the bracket nesting; continued is set by a backslash before a line break.
+	depth     int
+	continued bool
 }
 
 func (s *scanner) scan() ([]edit, []lineInfo, *prepError) {
@@ -224,6 +231,7 @@ func (s *scanner) scan() ([]edit, []lineInfo, *prepError) {
 		case c == '\n' || c == '\r':
 			s.newline()
 			s.startLine(false)
+			s.continued = false
 		case c == ' ' || c == '\t' || c == '\f':
 			s.advance(1)
 		case c == '#':
@@ -232,6 +240,19 @@ func (s *scanner) scan() ([]edit, []lineInfo, *prepError) {
 			}
 		case c == '\\':
 			s.advance(1) // a line continuation, or a stray backslash for the parser
+			if s.pos < len(s.src) && (s.src[s.pos] == '\n' || s.src[s.pos] == '\r') {
+				s.continued = true
+			}
+		case c == '(' || c == '[' || c == '{':
+			s.advance(1)
+			s.prevDot = false
+			s.depth++
+		case c == ')' || c == ']' || c == '}':
+			s.advance(1)
+			s.prevDot = false
+			if s.depth > 0 {
+				s.depth--
+			}
 		case c == '\'' || c == '"':
 			s.prevDot = false
 			s.stringLiteral()
@@ -285,7 +306,7 @@ func (s *scanner) newline() {
 
 // startLine records the line that begins at s.pos.
 func (s *scanner) startLine(inString bool) {
-	l := lineInfo{start: s.pos, inString: inString}
+	l := lineInfo{start: s.pos, inString: inString, continued: s.depth > 0 || s.continued}
 	if !inString {
 		i := s.pos
 		for i < len(s.src) && (s.src[i] == ' ' || s.src[i] == '\t' || s.src[i] == '\f') {
@@ -354,7 +375,7 @@ func (s *scanner) word() *prepError {
 		if s.onlyBlanksBefore(start) {
 			s.edits = append(s.edits, edit{start: start, end: s.skipBlanks(s.pos)})
 		} else {
-			s.edits = append(s.edits, edit{start: start, end: s.pos, blank: true})
+			s.edits = append(s.edits, edit{start: start, end: s.pos, with: " "})
 		}
 	case "async":
 		if end := s.skipBlanks(s.pos); end > s.pos && s.wordAt(end) == "def" {
@@ -363,7 +384,8 @@ func (s *scanner) word() *prepError {
 	case "import":
 		if s.onlyBlanksBefore(start) {
 			if end, ok := s.importable(s.pos); ok {
-				s.edits = append(s.edits, edit{start: start, end: end, blank: true})
+				// `pass`, so that a block whose only statement was the import stays valid.
+				s.edits = append(s.edits, edit{start: start, end: end, with: "pass"})
 			}
 		}
 	}
