@@ -81,6 +81,9 @@ func main() {
 		os.Exit(quickjs.WorkerMain())
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first interrupt cancels the work (a turn ends "aborted" and its session is saved);
+	// a second one, should a tool not stop, terminates dsh at once.
+	context.AfterFunc(ctx, stop)
 	cwd, err := os.Getwd()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dsh:", err)

@@ -33,7 +33,6 @@ const (
 	sgrRed    = "31"
 	sgrGreen  = "32"
 	sgrYellow = "33"
-	sgrBlue   = "34"
 	sgrCyan   = "36"
 )
 
@@ -45,14 +44,26 @@ func (r Renderer) paint(code, s string) string {
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
 }
 
-// Bold, Dim, Red, Green, Yellow and Cyan style already-safe text; untrusted text must go
-// through Sanitize first.
-func (r Renderer) Bold(s string) string   { return r.paint(sgrBold, s) }
-func (r Renderer) Dim(s string) string    { return r.paint(sgrDim, s) }
-func (r Renderer) Red(s string) string    { return r.paint(sgrRed, s) }
-func (r Renderer) Green(s string) string  { return r.paint(sgrGreen, s) }
+// The style methods wrap already-safe text in a colour when colours are on; untrusted text
+// must go through Sanitize first.
+
+// Bold styles headers and commands.
+func (r Renderer) Bold(s string) string { return r.paint(sgrBold, s) }
+
+// Dim styles secondary text: context lines, descriptions, hints.
+func (r Renderer) Dim(s string) string { return r.paint(sgrDim, s) }
+
+// Red styles failures and deleted lines.
+func (r Renderer) Red(s string) string { return r.paint(sgrRed, s) }
+
+// Green styles successes and inserted lines.
+func (r Renderer) Green(s string) string { return r.paint(sgrGreen, s) }
+
+// Yellow styles warnings: non-zero exits, approval questions, reminders.
 func (r Renderer) Yellow(s string) string { return r.paint(sgrYellow, s) }
-func (r Renderer) Cyan(s string) string   { return r.paint(sgrCyan, s) }
+
+// Cyan styles the bullets of pending calls and the status spinner.
+func (r Renderer) Cyan(s string) string { return r.paint(sgrCyan, s) }
 
 func (r Renderer) maxLines() int {
 	switch {
