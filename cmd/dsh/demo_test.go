@@ -84,8 +84,8 @@ func TestDemo(t *testing.T) {
 func TestDemoJSON(t *testing.T) {
 	s := newSandbox(t)
 	r := s.dsh("demo", "--json", "--mode", "native").want(t, 0)
-	if r.stderr != "" {
-		t.Errorf("--json wrote to stderr: %q", r.stderr)
+	if !strings.HasPrefix(r.stderr, "dsh demo · SCRIPTED MODEL") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("--json wrote more than the banner to stderr: %q", r.stderr)
 	}
 	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
 	var types []string

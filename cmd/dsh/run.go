@@ -120,11 +120,13 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 	tr := newTranscript(e.stderr, r, live, rt.reg)
 	tr.model = ar.model.Name()
 	defer tr.stop()
+	// The banner (which model, which session) always goes to standard error, so even
+	// --json output says when its model is a script.
+	fmt.Fprintln(e.stderr, r.Dim(term.Sanitize(ar.banner+" · session "+id)))
 	if ar.json {
 		log.fn = jsonLines(e.stdout)
 	} else {
 		log.fn = tr.event
-		fmt.Fprintln(e.stderr, r.Dim(term.Sanitize(ar.banner+" · session "+id)))
 	}
 	obs := agent.Observer{}
 	if !ar.json {

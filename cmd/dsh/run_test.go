@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -190,8 +191,8 @@ func TestRunJSON(t *testing.T) {
 	s := newSandbox(t)
 	srv := newChatServer(t, textReply("Hello there."))
 	r := s.dsh("run", "--json", "--base-url", srv.srv.URL, "hi").want(t, 0)
-	if r.stderr != "" {
-		t.Errorf("--json wrote to stderr: %q", r.stderr)
+	if !regexp.MustCompile(`^dsh · deepseek-chat via openai-compatible · session \S+\n$`).MatchString(r.stderr) {
+		t.Errorf("--json wrote more than the banner to stderr: %q", r.stderr)
 	}
 	var types []string
 	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
