@@ -158,15 +158,18 @@ func apply(src string, edits []edit) prepared {
 	var line, outCol, origCol int32 = 1, 1, 1
 	// copyTo copies src[pos:end] to the output, tracking lines and columns.
 	pos := 0
+	lastCR := false // the output ends with a line break that is a lone \r
 	copyTo := func(end int) {
 		for pos < end {
 			c := src[pos]
 			switch {
 			case c == '\n' || c == '\r':
+				lastCR = c == '\r'
 				if c == '\r' && pos+1 < len(src) && src[pos+1] == '\n' {
 					b.WriteByte(c)
 					pos++
 					c = '\n'
+					lastCR = false
 				}
 				b.WriteByte(c)
 				pos++
@@ -193,6 +196,11 @@ func apply(src string, edits []edit) prepared {
 		// Edited text is ASCII on one line: blanks, `await`, `async`, import statements.
 		width := int32(e.end - e.start)
 		pos = e.end
+		if e.with == "" && outCol == 1 && lastCR && pos < len(src) && src[pos] == '\n' {
+			// Removing the whole line would join a lone \r and the next \n into one line
+			// break: blank it instead.
+			e.with = " "
+		}
 		if e.with != "" {
 			b.WriteString(e.with)
 			b.WriteString(strings.Repeat(" ", e.end-e.start-len(e.with)))
@@ -318,12 +326,24 @@ func (s *scanner) startLine(inString bool) {
 	s.lines = append(s.lines, l)
 }
 
-// onlyBlanksBefore reports whether the current line holds only blanks before offset i.
+// onlyBlanksBefore reports whether the current line holds only blanks before offset i,
+// once the words already removed from it are gone.
 func (s *scanner) onlyBlanksBefore(i int) bool {
-	for j := s.lines[len(s.lines)-1].start; j < i; j++ {
+	j := s.lines[len(s.lines)-1].start
+	k := len(s.edits)
+	for k > 0 && s.edits[k-1].start >= j {
+		k--
+	}
+	for j < i {
+		if k < len(s.edits) && s.edits[k].start == j && s.edits[k].with == "" {
+			j = s.edits[k].end
+			k++
+			continue
+		}
 		if c := s.src[j]; c != ' ' && c != '\t' && c != '\f' {
 			return false
 		}
+		j++
 	}
 	return true
 }
@@ -378,7 +398,9 @@ func (s *scanner) word() *prepError {
 			s.edits = append(s.edits, edit{start: start, end: s.pos, with: " "})
 		}
 	case "async":
-		if end := s.skipBlanks(s.pos); end > s.pos && s.wordAt(end) == "def" {
+		// Before def (or before another async that may precede def, so that the rewrite
+		// is idempotent).
+		if end := s.skipBlanks(s.pos); end > s.pos && (s.wordAt(end) == "def" || s.wordAt(end) == "async") {
 			s.edits = append(s.edits, edit{start: start, end: end})
 		}
 	case "import":
