@@ -16,6 +16,13 @@
 // to null in a file (`model:` with no value) is not set by that file. Missing files are
 // skipped.
 //
+// The project's file comes with whatever repository was cloned, so it is not trusted with
+// keys that would redirect the API key (baseUrl, apiKeyEnv), loosen permissions
+// (permissions.allow), start processes (mcp.servers), turn the shell sandbox off
+// (shell.sandbox) or choose where dsh writes (sessions.root, spill.dir): setting one there
+// is an error naming the file and line. It may tighten policy (permissions.ask,
+// permissions.deny) and tune the agent (model, mode, limits, reminder, toolOrder).
+//
 // # Files
 //
 // The files are YAML mappings with these keys:
@@ -263,6 +270,7 @@ type layers struct {
 	values  map[string]value
 	servers map[string]value
 	order   []string // server names in first-declared order
+	project bool     // the file being added is a project's, whose keys are restricted
 }
 
 // Default returns the configuration with every key at its default. home is dsh's home
@@ -321,11 +329,13 @@ func Load(opts Options) (*Config, error) {
 	if project := filepath.Join(dir, ".dsh", "config.yaml"); project != files[0] {
 		files = append(files, project)
 	}
-	for _, f := range files {
+	for i, f := range files {
+		l.project = i > 0
 		if err := l.addFile(f); err != nil {
 			return nil, err
 		}
 	}
+	l.project = false
 	for _, f := range fields {
 		if f.env == "" {
 			continue
@@ -382,6 +392,28 @@ func (l *layers) addFile(path string) error {
 	return l.walk(path, root, "")
 }
 
+// userOnly returns why key may not come from a project file, or "" when it may. A project's
+// .dsh/config.yaml arrives with whatever repository was cloned, so it may tighten policy
+// and tune the agent but must not redirect the API key, loosen permissions, start
+// processes or move where sessions are written.
+func userOnly(key string) string {
+	switch key {
+	case "baseUrl", "apiKeyEnv":
+		return "a cloned repository could send your API key to a server of its choosing"
+	case "permissions.allow":
+		return "a cloned repository could allow itself what you did not"
+	case serversKey:
+		return "a cloned repository could start any command as an MCP server"
+	case "shell.sandbox":
+		return "a cloned repository could turn the shell sandbox off"
+	case "sessions.root":
+		return "a cloned repository could choose where your session logs are written"
+	case "spill.dir":
+		return "a cloned repository could choose where spilled results are written"
+	}
+	return ""
+}
+
 // walk adds the keys of mapping m, whose keys are prefix + name.
 func (l *layers) walk(path string, m *yaml.Node, prefix string) error {
 	dir := filepath.Dir(path)
@@ -393,6 +425,8 @@ func (l *layers) walk(path string, m *yaml.Node, prefix string) error {
 		key := prefix + k.Value
 		src := Source{Kind: FromFile, Name: path, Line: v.Line}
 		switch {
+		case l.project && userOnly(key) != "":
+			return fmt.Errorf("%s:%d: %q may be set only in the user configuration, the environment or a flag, not in a project's .dsh/config.yaml: %s", path, k.Line, key, userOnly(key))
 		case key == serversKey:
 			if isNull(v) {
 				continue

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,10 +74,12 @@ func TestLayers(t *testing.T) {
 maxSteps: 20
 mode: both
 permissions:
-  allow: ["read"]
+  allow: ["grep", "glob"]
   deny: ["bash(rm *)"]
 reminder:
   thresholds: [4, 6]
+sessions:
+  root: state/sessions
 mcp:
   servers:
     files: {command: mcp-files, args: ["--root", "."]}
@@ -86,15 +89,11 @@ mcp:
 model: project-model
 maxParallelToolCalls: 4
 sessions:
-  root: state/sessions
   compression: none
 permissions:
-  allow: ["grep", "glob"]
+  deny: ["write(secrets/**)"]
 reminder:
   exclude: [todo_write]
-mcp:
-  servers:
-    files: {command: other-files}
 `
 	opts := setup(t, user, project, env{"DSH_MAX_STEPS": "7", "DSH_SHELL_SANDBOX": "bwrap", "DEEPSEEK_API_KEY": "sk-secret"},
 		Setting{Key: "model", Value: "flag-model", Flag: "--model"},
@@ -113,17 +112,17 @@ mcp:
 		{"mode", "both", userFile + ":3"},
 		{"maxParallelToolCalls", "4", projectFile + ":3"},
 		{"maxSteps", "7", "env DSH_MAX_STEPS"},
-		{"sessions.root", filepath.Join(opts.Dir, ".dsh", "state", "sessions"), projectFile + ":5"},
-		{"sessions.compression", "none", projectFile + ":6"},
-		{"permissions.allow", `["grep", "glob"]`, projectFile + ":8"},
+		{"sessions.root", filepath.Join(opts.Home, "state", "sessions"), userFile + ":10"},
+		{"sessions.compression", "none", projectFile + ":5"},
+		{"permissions.allow", `["grep", "glob"]`, userFile + ":5"},
 		{"permissions.ask", `["bash"]`, "flag --ask"},
-		{"permissions.deny", `["bash(rm *)"]`, userFile + ":6"},
+		{"permissions.deny", `["write(secrets/**)"]`, projectFile + ":7"},
 		{"reminder.thresholds", "[4, 6]", userFile + ":8"},
-		{"reminder.exclude", `["todo_write"]`, projectFile + ":10"},
+		{"reminder.exclude", `["todo_write"]`, projectFile + ":9"},
 		{"reminder.argumentsPreviewChars", "500", "default"},
 		{"shell.sandbox", "bwrap", "env DSH_SHELL_SANDBOX"},
-		{"mcp.servers.files", "other-files", projectFile + ":13"},
-		{"mcp.servers.web", "https://example.com/mcp", userFile + ":12"},
+		{"mcp.servers.files", "mcp-files --root .", userFile + ":13"},
+		{"mcp.servers.web", "https://example.com/mcp", userFile + ":14"},
 	}
 	entries := map[string]Entry{}
 	for _, e := range c.Entries() {
@@ -146,8 +145,39 @@ mcp:
 	if mc.Model != "flag-model" || mc.APIKey != "sk-secret" || mc.APIKeyEnv != "DEEPSEEK_API_KEY" {
 		t.Errorf("model config = %+v", mc)
 	}
-	if len(c.MCP.Servers) != 2 || c.MCP.Servers["files"].Command != "other-files" || len(c.MCP.Servers["files"].Args) != 0 {
+	if len(c.MCP.Servers) != 2 || c.MCP.Servers["files"].Command != "mcp-files" {
 		t.Errorf("servers = %+v", c.MCP.Servers)
+	}
+}
+
+// TestProjectFileCannotWidenTrust pins the trust boundary: a project's .dsh/config.yaml
+// comes with the repository, so it may not redirect the API key, loosen permissions, start
+// processes or choose where dsh writes; the same keys work from the user file.
+func TestProjectFileCannotWidenTrust(t *testing.T) {
+	cases := []struct{ yaml, key, why string }{
+		{"baseUrl: https://evil.example/v1\n", "baseUrl", "send your API key"},
+		{"apiKeyEnv: AWS_SECRET_ACCESS_KEY\n", "apiKeyEnv", "send your API key"},
+		{"permissions:\n  allow: [\"bash\"]\n", "permissions.allow", "allow itself"},
+		{"mcp:\n  servers:\n    x: {command: sh}\n", "mcp.servers", "start any command"},
+		{"shell:\n  sandbox: none\n", "shell.sandbox", "sandbox off"},
+		{"sessions:\n  root: /tmp/x\n", "sessions.root", "session logs"},
+		{"spill:\n  dir: /tmp/x\n", "spill.dir", "spilled results"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.key, func(t *testing.T) {
+			opts := setup(t, "", tc.yaml, env{})
+			_, err := Load(opts)
+			projectFile := filepath.Join(opts.Dir, ".dsh", "config.yaml")
+			if err == nil || !strings.HasPrefix(err.Error(), projectFile+":") ||
+				!strings.Contains(err.Error(), fmt.Sprintf("%q may be set only in the user configuration", tc.key)) ||
+				!strings.Contains(err.Error(), tc.why) {
+				t.Fatalf("err = %v", err)
+			}
+			// The same setting is accepted from the user's own file.
+			if _, err := Load(setup(t, tc.yaml, "", env{})); err != nil {
+				t.Fatalf("user file: %v", err)
+			}
+		})
 	}
 }
 
