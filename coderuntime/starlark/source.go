@@ -1,6 +1,8 @@
 package starlark
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -139,15 +141,10 @@ func commonPrefix(a, b string) string {
 	return a[:n]
 }
 
-// sortEdits orders edits by start; the scanner emits them in order and the dedent edits
-// (which start lines) go before the scanner's edits on the same line.
+// sortEdits orders edits by start. Starts are distinct: a dedent edit starts a line that
+// begins with blanks, a scanner edit starts at a word.
 func sortEdits(edits []edit) {
-	// Insertion sort: the two runs are each sorted, and programs are small.
-	for i := 1; i < len(edits); i++ {
-		for j := i; j > 0 && edits[j].start < edits[j-1].start; j-- {
-			edits[j], edits[j-1] = edits[j-1], edits[j]
-		}
-	}
+	slices.SortFunc(edits, func(a, b edit) int { return cmp.Compare(a.start, b.start) })
 }
 
 // apply performs the edits and records how output columns map to program columns.
@@ -475,7 +472,7 @@ func isStringPrefix(w string) bool {
 // An unterminated single-quoted string ends at the line break; the parser reports it.
 func (s *scanner) stringLiteral() {
 	q := s.src[s.pos]
-	triple := strings.HasPrefix(s.src[s.pos:], strings.Repeat(string(q), 3))
+	triple := s.tripleAt(s.pos, q)
 	if triple {
 		s.advance(3)
 	} else {
@@ -505,7 +502,7 @@ func (s *scanner) stringLiteral() {
 				s.advance(1)
 				return
 			}
-			if strings.HasPrefix(s.src[s.pos:], strings.Repeat(string(q), 3)) {
+			if s.tripleAt(s.pos, q) {
 				s.advance(3)
 				return
 			}
@@ -514,4 +511,9 @@ func (s *scanner) stringLiteral() {
 			s.advanceRune()
 		}
 	}
+}
+
+// tripleAt reports whether three quote characters q start at offset i.
+func (s *scanner) tripleAt(i int, q byte) bool {
+	return i+2 < len(s.src) && s.src[i] == q && s.src[i+1] == q && s.src[i+2] == q
 }
