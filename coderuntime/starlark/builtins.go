@@ -24,7 +24,8 @@ func predeclared() star.StringDict {
 			"dumps": star.NewBuiltin("dumps", dumpsBuiltin),
 			"loads": star.NewBuiltin("loads", loadsBuiltin),
 		}},
-		"math": math.Module,
+		"math":         math.Module,
+		fstringBuiltin: star.NewBuiltin("f-string", fstringCall),
 	}
 	env.Freeze()
 	return env

@@ -2,6 +2,7 @@ package starlark
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/dsh-go/dsh/coderuntime"
@@ -24,6 +25,10 @@ var fuzzSeeds = []string{
 	"return {'k': [1, 'é', {'z': None}]}",
 	"s = \"\\\"await\" + r'\\'' # await\nreturn s",
 	"tools.fail({})",
+	`n = 3
+return f"{n} file{'s' if n != 1 else ''}: {n!r:>5} {n=} {3.14159:.2f} {{x}}"`,
+	"x = f'''\n{await tools.echo(1)}\n''' + rf'\\d{1}'",
+	"f'{x:{y}}'",
 }
 
 // FuzzPrepare checks the source preparation on arbitrary text: it never panics, keeps the
@@ -35,7 +40,7 @@ func FuzzPrepare(f *testing.F) {
 	f.Fuzz(func(t *testing.T, program string) {
 		p, perr := prepare(program)
 		if perr != nil {
-			if perr.line < 1 || perr.col < 1 || perr.msg == "" {
+			if perr.line < 1 || perr.col < 1 || !strings.HasPrefix(perr.msg, "f-string: ") {
 				t.Fatalf("bad error %+v", perr)
 			}
 			return

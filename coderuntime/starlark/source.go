@@ -20,11 +20,12 @@ import (
 //     is nothing to wait for;
 //   - `async def` becomes `def`;
 //   - `import asyncio`, `import json` and `import math` statements become `pass`: those
-//     modules are predeclared.
+//     modules are predeclared;
+//   - an f-string becomes a call of a hidden built-in that formats its fields the way
+//     Python does (see fstring.go); the expressions in it stay where they are.
 //
-// Python syntax that Starlark cannot express is left alone so that the parser rejects it;
-// the one exception is an f-string, which the parser would misreport, so preparation
-// rejects it itself with a message that says what to write instead.
+// Other Python syntax that Starlark cannot express is left alone so that the parser
+// rejects it.
 
 // isImportable reports whether an import statement may name module: the predeclared ones.
 func isImportable(module string) bool {
@@ -33,8 +34,9 @@ func isImportable(module string) bool {
 
 // prepared is a program ready for the Starlark parser.
 type prepared struct {
-	src  string
-	cols columnMap
+	src   string
+	cols  columnMap
+	edits []edit // what was rewritten, in order
 }
 
 // prepError is a problem found while preparing the source, at a position of the original
@@ -45,28 +47,35 @@ type prepError struct {
 }
 
 // edit removes src[start:end] or, when with is set, overwrites it with with padded by
-// spaces to the same width.
+// spaces to the same width. A replacing edit writes with as it is instead: it may differ in
+// width but holds the same line breaks as the text it replaces.
 type edit struct {
 	start, end int
 	with       string
+	replace    bool
 }
 
 // anchor says that from output column out on, output columns map to original columns by
-// adding (orig - out).
-type anchor struct{ out, orig int32 }
+// adding (orig - out), or, when flat (text that replaced other text), all to orig.
+type anchor struct {
+	out, orig int32
+	flat      bool
+}
 
 // columnMap maps columns of the prepared text back to the program's; lines never move.
 type columnMap map[int32][]anchor
 
 // original returns the program column of the prepared column col on line.
 func (m columnMap) original(line, col int32) int32 {
-	as := m[line]
-	best := anchor{1, 1}
-	for _, a := range as {
+	best := anchor{out: 1, orig: 1}
+	for _, a := range m[line] {
 		if a.out > col {
 			break
 		}
 		best = a
+	}
+	if best.flat {
+		return best.orig
 	}
 	return best.orig + (col - best.out)
 }
@@ -92,7 +101,9 @@ func prepare(program string) (prepared, *prepError) {
 		return prepared{src: program}, nil
 	}
 	sortEdits(edits)
-	return apply(program, edits), nil
+	p := apply(program, edits)
+	p.edits = edits
+	return p, nil
 }
 
 // dedent returns the edits that remove the whitespace prefix every line that starts a
@@ -198,6 +209,28 @@ func apply(src string, edits []edit) prepared {
 			// break: blank it instead.
 			e.with = " "
 		}
+		if e.replace {
+			orig, with := src[e.start:e.end], e.with
+			for first := true; ; first = false {
+				origLine, origBreak, origRest := cutLine(orig)
+				withLine, withBreak, withRest := cutLine(with)
+				if !first {
+					line, outCol, origCol = line+1, 1, 1
+				}
+				cols[line] = append(cols[line], anchor{out: outCol, orig: origCol, flat: true})
+				b.WriteString(withLine)
+				b.WriteString(withBreak)
+				outCol += int32(utf8.RuneCountInString(withLine))
+				origCol += int32(utf8.RuneCountInString(origLine))
+				if withBreak == "" || origBreak == "" {
+					break
+				}
+				lastCR = withBreak == "\r"
+				orig, with = origRest, withRest
+			}
+			cols[line] = append(cols[line], anchor{out: outCol, orig: origCol})
+			continue
+		}
 		if e.with != "" {
 			b.WriteString(e.with)
 			b.WriteString(strings.Repeat(" ", e.end-e.start-len(e.with)))
@@ -210,6 +243,19 @@ func apply(src string, edits []edit) prepared {
 	}
 	copyTo(len(src))
 	return prepared{src: b.String(), cols: cols}
+}
+
+// cutLine splits s at its first line break (\n, \r\n or \r).
+func cutLine(s string) (line, brk, rest string) {
+	i := strings.IndexAny(s, "\r\n")
+	if i < 0 {
+		return s, "", ""
+	}
+	n := 1
+	if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+		n = 2
+	}
+	return s[:i], s[i : i+n], s[i+n:]
 }
 
 // scanner finds the token-level edits in a program and describes its lines.
@@ -225,17 +271,28 @@ type scanner struct {
 	// depth is the bracket nesting; continued is set by a backslash before a line break.
 	depth     int
 	continued bool
+	// fdepth is the nesting of f-strings being scanned: their lines start inside a string.
+	fdepth int
 }
 
 func (s *scanner) scan() ([]edit, []lineInfo, *prepError) {
 	s.line, s.col = 1, 1
 	s.startLine(false)
-	for s.pos < len(s.src) {
+	if perr := s.scanUntil(len(s.src)); perr != nil {
+		return nil, nil, perr
+	}
+	return s.edits, s.lines, nil
+}
+
+// scanUntil scans tokens up to offset end: the whole program, or the expression of an
+// f-string replacement field.
+func (s *scanner) scanUntil(end int) *prepError {
+	for s.pos < end {
 		c := s.src[s.pos]
 		switch {
 		case c == '\n' || c == '\r':
 			s.newline()
-			s.startLine(false)
+			s.startLine(s.fdepth > 0)
 			s.continued = false
 		case c == ' ' || c == '\t' || c == '\f':
 			s.advance(1)
@@ -274,14 +331,14 @@ func (s *scanner) scan() ([]edit, []lineInfo, *prepError) {
 			s.prevDot = true
 		case c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= utf8.RuneSelf:
 			if perr := s.word(); perr != nil {
-				return nil, nil, perr
+				return perr
 			}
 		default:
 			s.advance(1)
 			s.prevDot = false
 		}
 	}
-	return s.edits, s.lines, nil
+	return nil
 }
 
 func (s *scanner) advance(n int) {
@@ -375,8 +432,7 @@ func (s *scanner) word() *prepError {
 	s.prevDot = false
 	if s.pos < len(s.src) && (s.src[s.pos] == '\'' || s.src[s.pos] == '"') && isStringPrefix(w) {
 		if strings.ContainsAny(w, "fF") {
-			return &prepError{line: s.line, col: startCol,
-				msg: "f-strings are not supported in Starlark; use \"{}\".format(x) or \"%s\" % x"}
+			return s.fstring(start, startCol, w)
 		}
 		s.stringLiteral()
 		return nil

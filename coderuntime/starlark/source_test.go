@@ -56,16 +56,54 @@ await''' + r"\"await" + b'await'`},
 	}
 }
 
-func TestPrepareRejectsFStrings(t *testing.T) {
-	for _, in := range []string{`f"x"`, `x = F'{y}'`, "x = 1\ny = rf'''\n'''", `fr"a"`} {
-		if _, perr := prepare(in); perr == nil || !strings.HasPrefix(perr.msg, "f-strings are not supported in Starlark") {
-			t.Errorf("prepare(%q) = %+v", in, perr)
-		}
+func TestPrepareFStrings(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`x = f"a{b}c"`, `x = __dsh_ƒstring__("a", (b), "", "", "c")`},
+		{`f''`, `__dsh_ƒstring__('')`},
+		{`F"{x!r:>10} {y=}"`, `__dsh_ƒstring__("", (x), "r", ">10", " " + "y=", (y), "r", "", "")`},
+		{`rf'\d{n:03}'`, `__dsh_ƒstring__(r'\d', (n), "", "03", r'')`},
+		{"f'''{{\n{x}\n'''", "__dsh_ƒstring__('''{\n''', (x), \"\", \"\", '''\n''')"},
+		{`f"{await tools.x({'k': f'{y}'})}"`, `__dsh_ƒstring__("", (      tools.x({'k': __dsh_ƒstring__('', (y), "", "", '')})), "", "", "")`},
+		{`f"{d["k"]}"`, `__dsh_ƒstring__("", (d["k"]), "", "", "")`},
+		{`f"a\{x}\\{y}"`, `__dsh_ƒstring__("a" + "\\", (x), "", "", "\\", (y), "", "", "")`},
+		{`f"{a != b}{c == d}{e=}"`, `__dsh_ƒstring__("", (a != b), "", "", "", (c == d), "", "", "" + "e=", (e), "r", "", "")`},
 	}
-	// f inside a string, or an identifier ending in f before a string, is not an f-string.
-	for _, in := range []string{`x = "f'"`, `x = elif_ + 'a'`, `x = if_("a")`} {
-		if _, perr := prepare(in); perr != nil {
-			t.Errorf("prepare(%q) = %+v", in, perr)
+	for _, tt := range tests {
+		p, perr := prepare(tt.in)
+		if perr != nil {
+			t.Errorf("prepare(%q): %+v", tt.in, perr)
+			continue
+		}
+		if p.src != tt.want {
+			t.Errorf("prepare(%q) =\n%s\nwant\n%s", tt.in, p.src, tt.want)
+		}
+		checkColumns(t, tt.in, p)
+	}
+}
+
+func TestPrepareFStringErrors(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`x = f"{}"`, "1:7: f-string: empty expression not allowed"},
+		{`x = f"{ }"`, "1:7: f-string: empty expression not allowed"},
+		{`f"{x!z}"`, "1:3: f-string: invalid conversion character: expected 's', 'r', or 'a'"},
+		{`f"{x!r=}"`, "1:3: f-string: expecting '}'"},
+		{`f"a}"`, "1:4: f-string: single '}' is not allowed"},
+		{`f"{x:{w}}"`, "1:3: f-string: nested replacement fields in a format spec are not supported"},
+		{"x = 1\ny = f'abc", "2:5: f-string: unterminated string"},
+		{"f'''abc", "1:1: f-string: unterminated string"},
+		{`f"{x"`, "1:3: f-string: expecting '}'"},
+		{`f"{x # c}"`, "1:3: f-string: the expression part cannot include '#'"},
+		{"f'''{x=\n}'''", "1:5: f-string: a self-documenting expression must be on one line"},
+		{"f'''{x:>\n}'''", "1:5: f-string: a format spec cannot contain a line break"},
+	}
+	for _, tt := range tests {
+		_, perr := prepare(tt.in)
+		if perr == nil {
+			t.Errorf("prepare(%q) succeeded, want %s", tt.in, tt.want)
+			continue
+		}
+		if got := itoa(perr.line) + ":" + itoa(perr.col) + ": " + perr.msg; got != tt.want {
+			t.Errorf("prepare(%q) = %s, want %s", tt.in, got, tt.want)
 		}
 	}
 }
@@ -131,18 +169,56 @@ func checkColumns(t interface {
 	if len(inLines) != len(outLines) {
 		t.Fatalf("prepare changed the line count from %d to %d:\n%q\n%q", len(inLines), len(outLines), in, p.src)
 	}
+	edited := editedRunes(in, p.edits)
 	for i, out := range outLines {
 		orig := inLines[i]
 		for j, r := range out {
 			col := p.cols.original(int32(i+1), int32(j+1))
-			if col < 1 || int(col) > len(orig) {
+			if col < 1 || int(col) > len(orig)+1 {
 				t.Fatalf("line %d column %d maps to column %d, outside %q", i+1, j+1, col, string(orig))
 			}
-			if o := orig[col-1]; o != r && !(strings.ContainsRune(" pas", r) && strings.ContainsRune("await asyncio json math import,\t", o)) {
+			if int(col) == len(orig)+1 {
+				if !edited[i][col-1] {
+					t.Fatalf("line %d column %d is %q but maps past the end of %q", i+1, j+1, r, string(orig))
+				}
+				continue
+			}
+			if o := orig[col-1]; o != r && !edited[i][col-1] {
 				t.Fatalf("line %d column %d is %q but maps to column %d, %q, of %q", i+1, j+1, r, col, o, string(orig))
 			}
 		}
 	}
+}
+
+// editedRunes marks, per line, the runes of in that edits removed or replaced; each line
+// has one more mark, for the line break (or the end of the text).
+func editedRunes(in string, edits []edit) [][]bool {
+	var marks [][]bool
+	var cur []bool
+	k := 0
+	for i := 0; i <= len(in); {
+		for k < len(edits) && edits[k].end <= i && edits[k].end > edits[k].start && i > edits[k].start {
+			k++
+		}
+		inEdit := k < len(edits) && edits[k].start <= i && i < edits[k].end
+		if i == len(in) {
+			cur = append(cur, inEdit)
+			break
+		}
+		r, w := utf8.DecodeRuneInString(in[i:])
+		switch r {
+		case '\r', '\n':
+			if r == '\r' && i+1 < len(in) && in[i+1] == '\n' {
+				w = 2
+			}
+			marks = append(marks, append(cur, inEdit))
+			cur = nil
+		default:
+			cur = append(cur, inEdit)
+		}
+		i += w
+	}
+	return append(marks, cur)
 }
 
 // splitLines splits text into lines of runes the way the Starlark scanner counts them:
@@ -175,6 +251,7 @@ var programFragments = []string{
 	"await ", "await", "async def ", "async ", "import json", "import asyncio, math", "import os",
 	"x", "f(1)", " = ", ".await", "'await'", `"a\"await"`, "'''\nawait\n'''", `"""x"""`, "# await\n",
 	"(", ")", "[", "]", "\\\n", "\n", "\r\n", "\r", "    ", "\t", " ", ";", "é", "1e-5", "r'\\'", "b'x'",
+	"f'", `f"`, "rf'''", "{", "}", "{{", "!r", ":>4", "=", `\{`,
 }
 
 func TestPrepareProperties(t *testing.T) {
@@ -183,7 +260,11 @@ func TestPrepareProperties(t *testing.T) {
 		in := strings.Join(parts, "")
 		p, perr := prepare(in)
 		if perr != nil {
-			t.Fatalf("prepare(%q): %+v", in, perr)
+			// Only a malformed f-string stops the preparation.
+			if !strings.HasPrefix(perr.msg, "f-string: ") || perr.line < 1 || perr.col < 1 {
+				t.Fatalf("prepare(%q): %+v", in, perr)
+			}
+			return
 		}
 		checkColumns(t, in, p)
 	})
