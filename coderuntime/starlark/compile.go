@@ -115,6 +115,9 @@ func (m columnMap) position(pos syntax.Position) string {
 
 // syntaxHint explains a parser message caused by Python syntax that Starlark does not have.
 func syntaxHint(msg string) string {
+	if name, ok := strings.CutPrefix(msg, "undefined: "); ok {
+		return undefinedHint(name)
+	}
 	rest, ok := strings.CutPrefix(msg, "got ")
 	if !ok {
 		return ""
@@ -156,6 +159,44 @@ func syntaxHint(msg string) string {
 		return "Starlark has no type annotations: write `x = 1` and `def f(x):`."
 	}
 	return ""
+}
+
+// undefinedHint explains an undefined name that is a Python built-in or module Starlark
+// does not have.
+func undefinedHint(name string) string {
+	var advice string
+	switch name {
+	case "round":
+		advice = "use math.round(x), math.floor(x) or int(x)"
+	case "isinstance", "issubclass":
+		advice = `compare type(x) == "int" (or "float", "string", "list", "dict", "tuple", "bool", "NoneType")`
+	case "map", "filter":
+		advice = "use a list comprehension"
+	case "pow", "divmod":
+		advice = "use math.pow(x, y), // and %"
+	case "hex", "bin", "oct", "format":
+		advice = `use an f-string such as f"{x:x}", or "%x" % x`
+	case "iter", "next":
+		advice = "loop with for, or index the list"
+	case "frozenset":
+		advice = "use set(...)"
+	case "Exception", "BaseException", "ValueError", "TypeError", "KeyError", "IndexError", "RuntimeError":
+		advice = "Starlark has no exceptions; fail(\"message\") stops the program"
+	case "open", "input":
+		advice = "reach files and the outside world through the tools"
+	case "object", "super", "property", "staticmethod", "classmethod":
+		advice = "Starlark has no classes"
+	case "eval", "exec", "compile", "globals", "locals", "vars", "id", "callable", "__import__":
+	case "re", "os", "sys", "time", "datetime", "random", "itertools", "functools", "collections", "typing", "pathlib", "subprocess":
+		return "Starlark has no import: only asyncio, json and math are predeclared."
+	default:
+		return ""
+	}
+	hint := "Python's " + name + " is not available in Starlark"
+	if advice != "" {
+		hint += ": " + advice
+	}
+	return hint + "."
 }
 
 // itoa formats a line or column number.

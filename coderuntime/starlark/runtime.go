@@ -7,25 +7,35 @@
 // A program is the body of a function, as on every backend: top-level `return <value>`
 // produces the completion value. The body is parsed as a Starlark file (so indentation,
 // continuation lines and multi-line strings keep their meaning), then its statements
-// become the body of a function; a program indented as a whole is dedented first. Error
-// positions are reported as program.star:<line>:<column> of the text as written.
+// become the body of a function, so the program's variables are locals of one call; a
+// program indented as a whole is dedented first. Error positions are reported as
+// program.star:<line>:<column> of the text as written.
 //
 // The dialect is Starlark with while loops, recursion and the set type enabled. Starlark
 // is not Python: there is no try/except/raise (fail("msg") stops the program), no class,
-// no import, no with, no generators, no `is`, no `**` operator, no f-strings and no type
-// annotations; strings are not iterable (use s.elems()); integers are arbitrary precision.
-// Parse errors caused by Python syntax Starlark lacks carry a one-line hint. For
-// Python-flavoured programs the runtime also accepts:
+// no import, no with, no generators, no `is`, no `**` operator, no type annotations, no
+// chained comparisons; strings are not iterable (use s.elems()), lists have no sort()
+// (use sorted()), integers are arbitrary precision, and repr() quotes strings with double
+// quotes. Compile errors caused by Python syntax or built-ins that Starlark lacks carry a
+// one-line hint. For Python-flavoured programs the runtime also accepts, as rewrites
+// before parsing that keep line numbers:
 //
 //   - `await <expr>`, which is `<expr>`: a binding call returns only once the host
 //     function has completed, so there is nothing to wait for; `async def` is `def`;
 //   - `import asyncio`, `import json` and `import math`, which do nothing: those modules
 //     are predeclared;
+//   - f-strings, including conversions (!r, !s, !a), self-documenting fields ({x=}) and
+//     Python's format-spec mini-language (fill, alignment, sign, z, #, 0, width, grouping,
+//     precision and the b c d e E f F g G n o s x X % types); a field without a spec reads
+//     as str() shows the value. Nested fields inside a format spec are not supported.
+//
+// and predeclares, besides Starlark's built-ins:
+//
 //   - asyncio.gather(*values), which returns its arguments as a list (the calls in them
 //     have already run, one after another);
 //   - json.dumps(value, indent=None) and json.loads(text), with JSON.stringify output;
 //   - math (go.starlark.net/lib/math), sum(iterable, start=0), and print(*values, sep=" ",
-//     end="\n", flush=False).
+//     end="\n", flush=False), one log entry per call.
 //
 // # Bindings
 //
@@ -36,7 +46,7 @@
 // lists, tuples and dicts with string keys. The result comes back as Starlark values:
 // integral numbers of magnitude up to 2^53 as int, other numbers as float, arrays as
 // lists, objects as dicts in member order. Binding calls run one at a time, in program
-// order; the time a program waits for one is not busy time.
+// order, on the program's goroutine; the time a program waits for one is not busy time.
 //
 // Starlark cannot catch an error, so a failed call (the host function's error, arguments
 // or a result that are not lossless JSON) ends the program with an exception whose last
@@ -49,13 +59,17 @@
 // Compute is busy time: the wall time the program has run minus the time it waited for
 // binding calls, read every 1024 interpreter steps; past ComputeMs the run fails with
 // "compute budget exhausted (<computeMs>ms busy)". MaxSteps optionally caps interpreter
-// steps as well, deterministically. The wall-clock ceiling and cancellation interrupt the
-// program at its next step and cancel the context of a binding call in progress.
+// steps as well, deterministically. The wall-clock ceiling, cancellation and Close stop
+// the program at its next step and cancel the context of a binding call in progress.
 // MaxCallDepth bounds recursion (Starlark frames cost Go stack). Output follows
-// coderuntime.Ledger exactly. Starlark has no heap limit: memory is bounded only
-// indirectly, by the compute budget and by Starlark's own cap on a single repetition
-// ("x" * n, list * n) of 2^30 elements. A single built-in call (sorting a huge list, say)
-// is not interrupted until it returns.
+// coderuntime.Ledger exactly.
+//
+// Starlark has no heap of its own to limit. MaxHeapMB bounds how much the process's live
+// heap grows while a run is in progress, sampled every 10 ms; it is a process-wide
+// measure, so concurrent runs share it, and the sample only moves at garbage collections.
+// Starlark itself caps a single repetition ("x" * n, list * n) at 2^30 elements, and the
+// compute budget bounds how long a program can keep allocating. A single built-in call
+// (sorting a huge list, say) is not interrupted until it returns.
 //
 // The isolation is that of the interpreter: a program reaches nothing but its bindings and
 // the predeclared names (no file system, network, clock or randomness), but it shares the
