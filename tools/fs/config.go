@@ -29,6 +29,14 @@ type Config struct {
 	// DiffBasisMaxBytes bounds the old and new content for which write computes a contextual
 	// diff (its value's before is null beyond it).
 	DiffBasisMaxBytes int64
+	// ReadOnlyRoots are directories outside (or inside) the workspace whose files read may
+	// also open, by absolute path, and which write and edit refuse with FS_SANDBOX_DENIED:
+	// typically where tools save full outputs (spill files) that their results point the
+	// model to. Each must exist; each is its own confining root with the workspace's
+	// symbolic-link checks. A path belongs to the deepest root containing it, so a
+	// read-only directory nested in the workspace stays read-only and a workspace nested in
+	// a read-only directory stays writable.
+	ReadOnlyRoots []string
 	// NoObservation turns the observation policy off: write and edit then act on the current
 	// file without requiring or checking an earlier read.
 	NoObservation bool

@@ -15,7 +15,8 @@
 //
 // # Paths and text
 //
-// A file_path is relative to the workspace root or absolute inside it. Results and messages
+// A file_path is relative to the workspace root or absolute inside it (or, for read, inside a
+// read-only root). Results and messages
 // show it made absolute against the root as configured (symbolic links kept as spelled), as
 // the reference does; diff cards show file_path as given. Text is UTF-8: read and edit refuse
 // binary files (a NUL byte in read's first 8192 bytes, anywhere for edit) and invalid UTF-8
@@ -31,6 +32,14 @@
 // whose target lies outside the root (at any component, followed hop by hop), and a write or
 // edit of a regular file with more than one hard link are refused with FS_SANDBOX_DENIED and a
 // message that names the path. The tools create no symbolic links.
+//
+// Read-only roots ([Config.ReadOnlyRoots]) extend what read may open: an absolute path inside
+// one is resolved through that directory's own [os.Root] with the same checks (its symbolic
+// links must stay inside it), while write and edit refuse every path there with
+// FS_SANDBOX_DENIED naming the path and the directory. They exist so the model can read the
+// full outputs that other tools save outside the workspace and name in their results. A path
+// belongs to the deepest root that contains it; reads of read-only files record no
+// observation.
 //
 // Hard links: a file's other links cannot be enumerated, so a file with Nlink > 1 may share
 // its inode with a path outside the workspace. Writing it would either change that outside

@@ -82,7 +82,7 @@ func (t *Tools) editBody(ctx context.Context, call *tool.Call, in editArgs) (Edi
 	case in.OldString == in.NewString:
 		return EditOutput{}, errors.New("old_string and new_string must differ")
 	}
-	target, err := t.ws.Resolve("edit", in.FilePath)
+	target, err := t.resolve("edit", in.FilePath)
 	if err != nil {
 		return EditOutput{}, err
 	}
@@ -113,7 +113,7 @@ func (t *Tools) editFile(ctx context.Context, call *tool.Call, target Target, ol
 	}
 
 	stale := fsError(CodeStaleVersion, "cannot edit %q: file changed since it was read", display)
-	f, fi, err := t.openFile("edit", display, target.Rel)
+	f, fi, err := t.openFile("edit", target)
 	if errors.Is(err, errAbsent) {
 		return EditOutput{}, stale
 	}
@@ -169,7 +169,7 @@ func (t *Tools) editFile(ctx context.Context, call *tool.Call, target Target, ol
 	if err != nil {
 		return EditOutput{}, err
 	}
-	t.observe(call, target.Rel, observation{present: true, v: t.versionAfter(newFI, []byte(stored))})
+	t.observe(call, target, observation{present: true, v: t.versionAfter(newFI, []byte(stored))})
 	return EditOutput{Path: display, Before: before, After: after}, nil
 }
 

@@ -89,3 +89,49 @@ func ExampleWorkspace_Resolve() {
 	// /code/main.go src/main.go <nil>
 	// cannot read "<root>/etc/passwd": the symbolic link "<root>/etc" points outside the workspace "<root>"
 }
+
+// ExampleConfig_readOnlyRoots lets the model read a full output that another tool saved
+// outside the workspace, while writes there stay refused.
+func ExampleConfig_readOnlyRoots() {
+	dir, err := os.MkdirTemp("", "workspace")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	spill, err := os.MkdirTemp("", "spill")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(spill)
+	saved := filepath.Join(spill, "bash.txt")
+	if err := os.WriteFile(saved, []byte("line 1\nline 2\n"), 0o600); err != nil {
+		panic(err)
+	}
+
+	reg, err := tool.NewRegistry(tool.Config{})
+	if err != nil {
+		panic(err)
+	}
+	undo, err := fs.Install(reg, fs.Config{Root: dir, ReadOnlyRoots: []string{spill}})
+	if err != nil {
+		panic(err)
+	}
+	defer undo()
+
+	for i, c := range []struct{ name, args string }{
+		{"read", fmt.Sprintf(`{"file_path":%q,"offset":2}`, saved)},
+		{"write", fmt.Sprintf(`{"file_path":%q,"content":"x"}`, saved)},
+	} {
+		res := reg.Execute(context.Background(), tool.Input{CallID: fmt.Sprint("call-", i), Name: c.name, Args: tool.ParseArguments(c.args)})
+		fmt.Println(strings.ReplaceAll(res.Content[0].Text, spill, "<spill>"))
+	}
+	// Output:
+	// <path><spill>/bash.txt</path>
+	// <type>file</type>
+	// <content>
+	// 2: line 2
+	//
+	// (End of file - total 2 lines)
+	// </content>
+	// Error: cannot write "<spill>/bash.txt": the path is in the read-only directory "<spill>"
+}

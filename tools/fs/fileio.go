@@ -20,11 +20,15 @@ const chunkSize = 1 << 20
 // errAbsent reports that a target does not exist.
 var errAbsent = errors.New("absent")
 
-// openFile opens rel for reading without following it anywhere the workspace does not
-// allow, and returns the open file with its stat. A missing file (or a missing parent) is
-// errAbsent; other failures are coded errors for op on display.
-func (t *Tools) openFile(op, display, rel string) (*os.File, iofs.FileInfo, error) {
-	f, err := t.ws.root.OpenFile(rel, openReadFlags, 0)
+// openFile opens target for reading without following it anywhere its root does not allow,
+// and returns the open file with its stat. A missing file (or a missing parent) is
+// errAbsent; other failures are coded errors for op on target.Path.
+func (t *Tools) openFile(op string, target Target) (*os.File, iofs.FileInfo, error) {
+	root, display := t.ws.root, target.Path
+	if target.ws != nil {
+		root = target.ws.root
+	}
+	f, err := root.OpenFile(target.Rel, openReadFlags, 0)
 	if err != nil {
 		switch {
 		case errors.Is(err, iofs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):

@@ -51,16 +51,23 @@ const readOutputSchema = `{"type":"object","additionalProperties":false,"propert
 	"required":["path","offset","lines","totalLines"]}`
 
 func (t *Tools) readInputSchema() any {
+	where := "The file to read: a path relative to the workspace root, or an absolute path inside it."
+	if len(t.ro) > 0 {
+		where = "The file to read: a path relative to the workspace root, or an absolute path inside it or in a read-only directory, such as a saved full output a tool result named."
+	}
 	return mustSchema(fmt.Sprintf(`{"type":"object","properties":{
-	"file_path":{"type":"string","description":"The file to read: a path relative to the workspace root, or an absolute path inside it."},
+	"file_path":{"type":"string","description":%q},
 	"offset":{"type":"number","description":"The 1-based number of the first line to return. Defaults to 1."},
 	"limit":{"type":"number","description":"The most lines to return. Defaults to %d, which is also the largest value accepted."}},
-	"required":["file_path"]}`, t.cfg.ReadLimit))
+	"required":["file_path"]}`, where, t.cfg.ReadLimit))
 }
 
 func (t *Tools) newRead() (*tool.Definition, error) {
-	return tool.New("read",
-		"Read a UTF-8 text file in the workspace and return its lines, numbered, one window at a time.",
+	desc := "Read a UTF-8 text file in the workspace and return its lines, numbered, one window at a time."
+	if len(t.ro) > 0 {
+		desc = "Read a UTF-8 text file in the workspace, or a full output a tool saved outside it, and return its lines, numbered, one window at a time."
+	}
+	return tool.New("read", desc,
 		t.readBody,
 		tool.InputSchema(t.readInputSchema()),
 		tool.OutputSchema(mustSchema(readOutputSchema)),
@@ -117,13 +124,13 @@ func (t *Tools) readBody(ctx context.Context, call *tool.Call, in readArgs) (Rea
 	if err != nil {
 		return ReadOutput{}, err
 	}
-	target, err := t.ws.Resolve("read", in.FilePath)
+	target, err := t.resolve("read", in.FilePath)
 	if err != nil {
 		return ReadOutput{}, err
 	}
 	w, v, err := t.readWindow(ctx, target, spec)
 	if errors.Is(err, errAbsent) {
-		t.observe(call, target.Rel, observation{present: false})
+		t.observe(call, target, observation{present: false})
 		return ReadOutput{}, fsError(CodeNotFound, "cannot read %q: not found", target.Path)
 	}
 	if errors.Is(err, errOffset) {
@@ -137,7 +144,7 @@ func (t *Tools) readBody(ctx context.Context, call *tool.Call, in readArgs) (Rea
 	if err != nil {
 		return ReadOutput{}, err
 	}
-	t.observe(call, target.Rel, observation{present: true, v: v})
+	t.observe(call, target, observation{present: true, v: v})
 	return ReadOutput{Path: target.Path, Offset: spec.offset, Lines: w.lines, TotalLines: w.total}, nil
 }
 
@@ -145,7 +152,7 @@ func (t *Tools) readBody(ctx context.Context, call *tool.Call, in readArgs) (Rea
 // window builder, hashing them for the version. Files of at least ReadStreamMinSize bytes
 // are read in fixed chunks; smaller ones in one piece.
 func (t *Tools) readWindow(ctx context.Context, target Target, spec windowSpec) (*windowBuilder, version, error) {
-	f, fi, err := t.openFile("read", target.Path, target.Rel)
+	f, fi, err := t.openFile("read", target)
 	if err != nil {
 		return nil, version{}, err
 	}

@@ -17,6 +17,7 @@ import (
 type Tools struct {
 	cfg   Config
 	ws    *Workspace
+	ro    []*Workspace  // Config.ReadOnlyRoots
 	obs   *observations // nil with Config.NoObservation
 	locks keyLocks
 	seed  maphash.Seed
@@ -36,7 +37,12 @@ func New(cfg Config) (*Tools, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tools{cfg: cfg, ws: ws, seed: maphash.MakeSeed(), editMax: editMaxBytes}
+	ro, err := openReadOnlyRoots(cfg.ReadOnlyRoots)
+	if err != nil {
+		ws.Close()
+		return nil, err
+	}
+	t := &Tools{cfg: cfg, ws: ws, ro: ro, seed: maphash.MakeSeed(), editMax: editMaxBytes}
 	if !cfg.NoObservation {
 		t.obs = newObservations()
 	}
@@ -46,7 +52,7 @@ func New(cfg Config) (*Tools, error) {
 		}
 	}
 	if err != nil {
-		ws.Close()
+		t.Close()
 		return nil, err
 	}
 	return t, nil
@@ -107,8 +113,15 @@ func (t *Tools) Edit() *tool.Definition { return t.edit }
 // Workspace returns the workspace the tools are confined to.
 func (t *Tools) Workspace() *Workspace { return t.ws }
 
-// Close releases the workspace. Calls still running fail; later calls fail.
-func (t *Tools) Close() error { return t.ws.Close() }
+// Close releases the workspace and the read-only roots. Calls still running fail; later
+// calls fail.
+func (t *Tools) Close() error {
+	errs := []error{t.ws.Close()}
+	for _, r := range t.ro {
+		errs = append(errs, r.Close())
+	}
+	return errors.Join(errs...)
+}
 
 // Guidance returns what the system prompt should tell the model about the file tools, one
 // paragraph per tool in the order read, write, edit.
@@ -122,13 +135,17 @@ func (t *Tools) Guidance() []string {
 		g[1] = "Use the write tool to create a file or to replace all of its content; prefer edit for changes to part of a file."
 		g[2] = "Use the edit tool for targeted changes to an existing text file: it replaces the literal old_string with new_string, which must occur exactly once unless replace_all is true; add surrounding text to make old_string unique."
 	}
+	if len(t.ro) > 0 {
+		g[0] += " When a tool result says its full output was saved to a file, read that file with its absolute path; such files can be read but not written or edited."
+	}
 	return g
 }
 
-// observe records what the calling agent saw of key (no-op without the policy).
-func (t *Tools) observe(call *tool.Call, key string, ob observation) {
-	if t.obs != nil {
-		t.obs.set(call.Agent(), key, ob)
+// observe records what the calling agent saw of target (no-op without the policy, and for
+// files of read-only roots, which are never written).
+func (t *Tools) observe(call *tool.Call, target Target, ob observation) {
+	if t.obs != nil && (target.ws == nil || !target.ws.readOnly) {
+		t.obs.set(call.Agent(), target.Rel, ob)
 	}
 }
 

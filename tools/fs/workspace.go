@@ -22,36 +22,50 @@ const maxLinkHops = 40
 // library, and it resolves requested paths with explicit checks that produce messages naming
 // the offending path. A Workspace is safe for concurrent use.
 type Workspace struct {
-	dir  string // the root as configured, absolute and clean; display paths are built on it
-	real string // dir with every symbolic link resolved
-	root *os.Root
+	dir      string // the root as configured, absolute and clean; display paths are built on it
+	real     string // dir with every symbolic link resolved
+	root     *os.Root
+	readOnly bool // a read-only root of Config.ReadOnlyRoots: read only, never written
 }
 
 // OpenWorkspace opens dir (made absolute) as a workspace. The directory must exist.
 func OpenWorkspace(dir string) (*Workspace, error) {
+	return openRoot(dir, "workspace root")
+}
+
+// openRoot opens dir (made absolute) as a confining root; what names it in errors.
+func openRoot(dir, what string) (*Workspace, error) {
 	if strings.TrimSpace(dir) == "" {
-		return nil, errors.New("tools/fs: the workspace root is empty")
+		return nil, fmt.Errorf("tools/fs: the %s is empty", what)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, fmt.Errorf("tools/fs: workspace root %q: %w", dir, err)
+		return nil, fmt.Errorf("tools/fs: %s %q: %w", what, dir, err)
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return nil, fmt.Errorf("tools/fs: workspace root %q: %w", dir, err)
+		return nil, fmt.Errorf("tools/fs: %s %q: %w", what, dir, err)
 	}
 	fi, err := os.Stat(real)
 	if err != nil {
-		return nil, fmt.Errorf("tools/fs: workspace root %q: %w", dir, err)
+		return nil, fmt.Errorf("tools/fs: %s %q: %w", what, dir, err)
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("tools/fs: workspace root %q is not a directory", dir)
+		return nil, fmt.Errorf("tools/fs: %s %q is not a directory", what, dir)
 	}
 	root, err := os.OpenRoot(real)
 	if err != nil {
-		return nil, fmt.Errorf("tools/fs: workspace root %q: %w", dir, err)
+		return nil, fmt.Errorf("tools/fs: %s %q: %w", what, dir, err)
 	}
 	return &Workspace{dir: abs, real: real, root: root}, nil
+}
+
+// kind names the root in messages: the workspace, or a read-only directory.
+func (w *Workspace) kind() string {
+	if w.readOnly {
+		return "read-only directory"
+	}
+	return "workspace"
 }
 
 // Dir returns the workspace root as configured (absolute, symbolic links kept); display
@@ -70,6 +84,8 @@ type Target struct {
 	// symbolic link resolved ("." is the root itself). Two spellings of one file share it;
 	// it keys observations and is what the tools open.
 	Rel string
+
+	ws *Workspace // the root Rel is relative to
 }
 
 // Resolve resolves path for the operation op ("read", "write", "edit": it only words error
@@ -81,21 +97,30 @@ func (w *Workspace) Resolve(op, p string) (Target, error) {
 	if strings.TrimSpace(p) == "" {
 		return Target{}, fsError(CodeNotFound, "file_path must be a non-empty string")
 	}
-	display := p
-	if filepath.IsAbs(p) {
-		display = filepath.Clean(p)
-	} else {
-		display = filepath.Join(w.dir, p)
-	}
+	display := displayPath(w.dir, p)
 	rel, ok := w.within(display)
 	if !ok {
-		return Target{}, fsError(CodeSandboxDenied, "cannot %s %q: the path is outside the workspace %q", op, display, w.dir)
+		return Target{}, fsError(CodeSandboxDenied, "cannot %s %q: the path is outside the %s %q", op, display, w.kind(), w.dir)
 	}
+	return w.resolveRel(op, display, rel)
+}
+
+// displayPath is p made absolute against dir and cleaned, symbolic links kept as spelled.
+func displayPath(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
+}
+
+// resolveRel resolves display, which lies lexically inside w at rel, to its canonical
+// location.
+func (w *Workspace) resolveRel(op, display, rel string) (Target, error) {
 	canon, err := w.canonical(op, display, rel)
 	if err != nil {
 		return Target{}, err
 	}
-	return Target{Path: display, Rel: canon}, nil
+	return Target{Path: display, Rel: canon, ws: w}, nil
 }
 
 // within returns abs relative to the root (slash-separated, "." for the root) when abs lies
@@ -119,7 +144,7 @@ func (w *Workspace) canonical(op, display, rel string) (string, error) {
 	lastLink := "" // the most recent link followed, for messages: only links introduce ".."
 	up := func() error {
 		if len(done) == 0 {
-			return fsError(CodeSandboxDenied, "cannot %s %q: the symbolic link %q points outside the workspace %q", op, display, lastLink, w.dir)
+			return fsError(CodeSandboxDenied, "cannot %s %q: the symbolic link %q points outside the %s %q", op, display, lastLink, w.kind(), w.dir)
 		}
 		done = done[:len(done)-1]
 		return nil
@@ -172,7 +197,7 @@ func (w *Workspace) canonical(op, display, rel string) (string, error) {
 		if filepath.IsAbs(link) {
 			lrel, ok := w.within(filepath.Clean(link))
 			if !ok {
-				return "", fsError(CodeSandboxDenied, "cannot %s %q: the symbolic link %q points outside the workspace %q", op, display, lastLink, w.dir)
+				return "", fsError(CodeSandboxDenied, "cannot %s %q: the symbolic link %q points outside the %s %q", op, display, lastLink, w.kind(), w.dir)
 			}
 			done = done[:0]
 			pending = append(splitRel(lrel), pending...)

@@ -217,7 +217,7 @@ func TestRootDefendsSwappedDirectory(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "f.txt")); !os.IsNotExist(err) {
 		t.Fatal("the write escaped through the swapped directory")
 	}
-	_, _, err = e.tools.openFile("read", target.Path, target.Rel)
+	_, _, err = e.tools.openFile("read", target)
 	if te := asCoded(err); te == nil || te.Code != CodeSandboxDenied {
 		t.Fatalf("open err = %v, want FS_SANDBOX_DENIED", err)
 	}

@@ -76,7 +76,7 @@ func (t *Tools) writeBody(ctx context.Context, call *tool.Call, in writeArgs) (W
 	if blank(in.FilePath) {
 		return WriteOutput{}, errBlankPath
 	}
-	target, err := t.ws.Resolve("write", in.FilePath)
+	target, err := t.resolve("write", in.FilePath)
 	if err != nil {
 		return WriteOutput{}, err
 	}
@@ -102,7 +102,7 @@ func (t *Tools) writeFile(ctx context.Context, call *tool.Call, target Target, t
 	}
 
 	display := target.Path
-	f, fi, err := t.openFile("write", display, target.Rel)
+	f, fi, err := t.openFile("write", target)
 	exists := err == nil
 	if err != nil && !errors.Is(err, errAbsent) {
 		return WriteOutput{}, err
@@ -158,7 +158,7 @@ func (t *Tools) writeFile(ctx context.Context, call *tool.Call, target Target, t
 		op = "update"
 	}
 	// Observed under the lock, so the next guarded mutation sees this write.
-	t.observe(call, target.Rel, observation{present: true, v: t.versionAfter(newFI, []byte(text))})
+	t.observe(call, target, observation{present: true, v: t.versionAfter(newFI, []byte(text))})
 	return WriteOutput{Path: display, Operation: op, Before: before, After: normalizeEOL(text)}, nil
 }
 
