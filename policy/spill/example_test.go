@@ -45,7 +45,7 @@ func Example() {
 	// |line 0004
 	// |line 0005
 	// |line 0006
-	// |line 000e 0992
+	// |lin92
 	// |line 0993
 	// |line 0994
 	// |line 0995
@@ -55,7 +55,7 @@ func Example() {
 	// |line 0999
 	// |
 	// |
-	// |(Omitted 9845 bytes. Full formatted result stored at: /tmp/spill/logs.txt. Use read with offset/limit, or grep this path to search within it.)
+	// |(Omitted 9854 bytes. Full formatted result stored at: /tmp/spill/logs.txt. Use read with this absolute path and offset/limit; grep does not search it.)
 }
 
 type storeFunc func(ctx context.Context, req spill.SaveRequest) (spill.Ref, error)

@@ -302,7 +302,7 @@ func TestLocalStoreEndToEnd(t *testing.T) {
 	got := text(res.Content)
 	_, rest, ok := strings.Cut(got, "Full formatted result stored at: ")
 	path, hint, ok2 := strings.Cut(rest, ". Use read")
-	if !ok || !ok2 || hint != " with offset/limit, or grep this path to search within it.)" {
+	if !ok || !ok2 || hint != " with this absolute path and offset/limit; grep does not search it.)" {
 		t.Fatalf("content %q", got)
 	}
 	if filepath.Dir(path) != dir || !strings.HasSuffix(path, "-bash.txt") {

@@ -13,8 +13,10 @@ import (
 	"unicode/utf16"
 )
 
-// RetrievalHint tells the model how to read a spill file of the local store.
-const RetrievalHint = "Use read with offset/limit, or grep this path to search within it."
+// RetrievalHint tells the model how to read a spill file of the local store. The file lies
+// outside the workspace: the host must let the read tool open the store's directory (see
+// tools/fs Config.ReadOnlyRoots), and the search tools do not reach it.
+const RetrievalHint = "Use read with this absolute path and offset/limit; grep does not search it."
 
 // SaveRequest is one text to spill.
 type SaveRequest struct {

@@ -283,7 +283,7 @@ func TestGlobOverCapHead(t *testing.T) {
 		t.Errorf("spill file %s is not in %s", m[1], spill)
 	}
 	wantText := strings.Join(want, "\n") + "\n\n(Showing 100 of 150 paths. Full sorted result stored at: " + m[1] +
-		". Use read with offset/limit, or grep this path to search within it.)"
+		". Use read with this absolute path and offset/limit; grep does not search it.)"
 	if got != wantText {
 		t.Errorf("text =\n%s\nwant\n%s", got, wantText)
 	}
@@ -316,7 +316,7 @@ func TestGlobOverCapSampled(t *testing.T) {
 	// Round robin over a, b, c (first-seen order of the newest-first list) until six.
 	want := "a/f000.txt\na/f001.txt\na/f002.txt\nb/f000.txt\nb/f001.txt\nc/f000.txt\n\n" +
 		"(Showing 6 of 12 paths, sampled across 3 of the 3 top-level entries this pattern matched instead of taken in modification-time order. " +
-		"Full sorted result stored at: " + m[1] + ". Use read with offset/limit, or grep this path to search within it.)"
+		"Full sorted result stored at: " + m[1] + ". Use read with this absolute path and offset/limit; grep does not search it.)"
 	if got != want {
 		t.Errorf("text =\n%s\nwant\n%s", got, want)
 	}

@@ -179,7 +179,7 @@ func TestGrepOverCap(t *testing.T) {
 	for i := range 250 {
 		fmt.Fprintf(&body, "\nLine %d: match %d", i+1, i)
 	}
-	body.WriteString("\n\n(Full grep result stored at: " + m[1] + ". Use read with offset/limit, or grep this path to search within it.)")
+	body.WriteString("\n\n(Full grep result stored at: " + m[1] + ". Use read with this absolute path and offset/limit; grep does not search it.)")
 	if got != body.String() {
 		t.Errorf("text tail = %q", got[max(0, len(got)-300):])
 	}

@@ -192,8 +192,10 @@ func Grep(cfg Config) (*tool.Definition, error) {
 	return newGrep(set)
 }
 
-// spillHint tells the model how to use a spill file.
-const spillHint = "Use read with offset/limit, or grep this path to search within it."
+// spillHint tells the model how to use a spill file: it lies outside the workspace, where
+// the search tools do not go, so only read (given the spill directory as a read-only root)
+// can open it.
+const spillHint = "Use read with this absolute path and offset/limit; grep does not search it."
 
 // spiller saves complete formatted results. Saving is best-effort: a failure only means
 // the model is told the complete result could not be saved.
