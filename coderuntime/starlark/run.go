@@ -112,7 +112,7 @@ func (r *execution) log(text string) {
 func (r *execution) onSteps(thread *star.Thread) {
 	cfg := &r.rt.cfg
 	steps := thread.Steps
-	if cfg.MaxSteps > 0 && steps >= cfg.MaxSteps {
+	if cfg.MaxSteps > 0 && steps > cfg.MaxSteps {
 		r.settle(coderuntime.Failure{Kind: coderuntime.FailureTimeout,
 			Message: "compute budget exhausted (" + strconv.FormatUint(cfg.MaxSteps, 10) + " steps)"})
 		return
@@ -124,20 +124,26 @@ func (r *execution) onSteps(thread *star.Thread) {
 		}
 		r.nextClock = steps + checkInterval
 	}
-	depth := thread.CallStackDepth()
-	if depth > cfg.MaxCallDepth {
+	if depth := thread.CallStackDepth(); depth > cfg.MaxCallDepth {
 		r.settle(coderuntime.Failure{Kind: coderuntime.FailureException,
 			Message: r.traceback(thread.CallStack()) + "Error: maximum call depth exceeded (" + strconv.Itoa(cfg.MaxCallDepth) + " frames)"})
 		return
 	}
-	// A step adds at most two frames (a built-in calling back into a function), so near the
-	// depth limit the check comes often enough to stop within it.
+	r.arm(thread)
+}
+
+// arm sets the step count of the next check: the next clock reading, sooner when the call
+// stack is near its limit (a step adds at most two frames, when a built-in calls back into
+// a function, so the check comes before the stack can pass it), and no later than the step
+// cap.
+func (r *execution) arm(thread *star.Thread) {
+	cfg := &r.rt.cfg
+	steps := thread.Steps
 	next := r.nextClock
-	if room := uint64(cfg.MaxCallDepth-depth) / 2; steps+max(room, 1) < next {
-		next = steps + max(room, 1)
-	}
-	if cfg.MaxSteps > 0 && cfg.MaxSteps < next {
-		next = cfg.MaxSteps
+	room := max(uint64(cfg.MaxCallDepth-thread.CallStackDepth())/2, 1)
+	next = min(next, steps+room)
+	if cfg.MaxSteps > 0 {
+		next = min(next, cfg.MaxSteps+1)
 	}
 	thread.SetMaxExecutionSteps(next)
 }
@@ -180,7 +186,8 @@ func (r *execution) invoke(fn coderuntime.Func, args any) (value any, failed boo
 }
 
 // execute runs the compiled program on the current goroutine and returns its completion
-// value or error. A Go panic (a bug in the interpreter or a built-in) becomes an error.
+// value or error. A Go panic (a bug in the interpreter or a built-in) is recovered and
+// returned as panicked.
 func (r *execution) execute(prog *star.Program, predeclared star.StringDict) (value star.Value, panicked any, err error) {
 	defer func() {
 		if p := recover(); p != nil {

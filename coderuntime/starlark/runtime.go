@@ -112,7 +112,7 @@ type Config struct {
 	// ComputeMs is the busy-time budget in milliseconds.
 	ComputeMs float64 `json:"computeMs"`
 	// MaxSteps, when positive, also caps the Starlark interpreter steps a run may take, a
-	// deterministic compute budget; exceeding it fails the run with
+	// deterministic compute budget; a run that needs more fails with
 	// "compute budget exhausted (<n> steps)".
 	MaxSteps uint64 `json:"maxSteps"`
 	// MaxWallMs is the wall-clock ceiling in milliseconds.
@@ -271,10 +271,7 @@ func (r *Runtime) Run(ctx context.Context, req coderuntime.Request) (coderuntime
 		OnMaxSteps: state.onSteps,
 	}
 	state.thread.SetLocal(runKey, state)
-	state.thread.SetMaxExecutionSteps(checkInterval)
-	if r.cfg.MaxSteps > 0 && r.cfg.MaxSteps < checkInterval {
-		state.thread.SetMaxExecutionSteps(r.cfg.MaxSteps)
-	}
+	state.arm(state.thread)
 
 	// The program runs on its own goroutine (its stack grows with the program's recursion
 	// and goes away with it); this one watches the run's deadlines.

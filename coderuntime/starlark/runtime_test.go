@@ -408,6 +408,15 @@ func TestCallDepth(t *testing.T) {
 		t.Errorf("message:\n%s", msg)
 	}
 
+	// The limit is exact: the program body is one frame, each call another.
+	const depth = "def depth(n):\n    return 0 if n == 0 else 1 + depth(n - 1)\nreturn depth(%d)"
+	small := newRuntime(t, Config{MaxCallDepth: 10})
+	wantValue(t, run(t, small, fmt.Sprintf(depth, 8), nil), "8")
+	res = run(t, small, fmt.Sprintf(depth, 9), nil)
+	if res.Error == nil || !strings.HasSuffix(res.Error.Message, "Error: maximum call depth exceeded (10 frames)") {
+		t.Errorf("%+v", res.Error)
+	}
+
 	// Starlark's default depth is deep enough for ordinary recursive programs.
 	deep := newRuntime(t, Config{})
 	wantValue(t, run(t, deep, "def depth(n):\n    return 0 if n == 0 else 1 + depth(n - 1)\nreturn depth(5000)", nil), "5000")
@@ -585,11 +594,30 @@ func TestStepBudget(t *testing.T) {
 		rt := newRuntime(t, Config{MaxSteps: steps})
 		wantFailure(t, run(t, rt, "while True:\n    pass", nil), coderuntime.FailureTimeout, fmt.Sprintf("compute budget exhausted (%d steps)", steps))
 	}
-	// The step count is deterministic: a program either fits or it does not, every time.
-	rt := newRuntime(t, Config{MaxSteps: 100000})
-	for range 3 {
-		wantValue(t, run(t, rt, "t = 0\nfor i in range(1000):\n    t += i\nreturn t", nil), "499500")
+	// The step count is deterministic: a program either fits or it does not, every time,
+	// and the cap is exact.
+	const program = "t = 0\nfor i in range(100):\n    t += i\nreturn t"
+	fits := func(steps uint64) bool {
+		res := run(t, newRuntime(t, Config{MaxSteps: steps}), program, nil)
+		return res.Error == nil
 	}
+	lo, hi := uint64(1), uint64(100000)
+	for lo < hi {
+		if mid := (lo + hi) / 2; fits(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	if lo < 100 || lo >= 100000 {
+		t.Fatalf("the program needs %d steps", lo)
+	}
+	rt := newRuntime(t, Config{MaxSteps: lo})
+	for range 3 {
+		wantValue(t, run(t, rt, program, nil), "4950")
+	}
+	wantFailure(t, run(t, newRuntime(t, Config{MaxSteps: lo - 1}), program, nil), coderuntime.FailureTimeout,
+		fmt.Sprintf("compute budget exhausted (%d steps)", lo-1))
 }
 
 func TestAwaitingIsNotBusy(t *testing.T) {

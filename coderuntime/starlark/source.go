@@ -14,8 +14,8 @@ import (
 // text the model wrote.
 //
 // The rewrites:
-//   - a program indented as a whole (every line that starts outside a string literal has
-//     the same leading whitespace) is dedented, as a function body may be;
+//   - a program indented as a whole (every line that starts a statement shares a prefix of
+//     leading whitespace) is dedented, as a function body may be;
 //   - `await <expr>` becomes `<expr>`: binding calls complete before they return, so there
 //     is nothing to wait for;
 //   - `async def` becomes `def`;
