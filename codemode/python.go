@@ -20,8 +20,11 @@ const pythonInstructions = "## Writing code for run_code\n" +
 	"\n" +
 	"`run_code` takes two required arguments: `code` — the body of a function written in Starlark, a small, " +
 	"deterministic dialect of Python (top-level `await` and `return` both work) — and `description`, a short " +
-	"label of what the program does. Starlark is not full Python: there is no `import`, no `class`, no " +
-	"`try`/`except` and no `asyncio`. At run time exactly two of the names declared below are bound: `tools` " +
+	"label of what the program does. Starlark is not full Python: there is no `class`, no " +
+	"`try`/`except`/`raise` (`fail(\"message\")` stops the program), no `with`, no `is` (compare with `==`), no " +
+	"`**` (use `math.pow`), no type annotations, and no `import` — only `asyncio`, `json` and `math` exist, " +
+	"predeclared (importing them is accepted and does nothing). Strings are not iterable (use `s.elems()`), " +
+	"lists have no `.sort()` (use `sorted(...)`); f-strings work. At run time exactly two of the names declared below are bound: `tools` " +
 	"and `ToolCallError`. Everything else is a static stub of argument and result types; in particular the " +
 	"`TypedDict` classes do not exist when the program runs, so build arguments as plain dicts and lists: " +
 	"`await tools.name({\"field\": 1})`, never `FooArgs(field=1)`, which fails as an undefined name. In the program:\n" +
@@ -32,7 +35,8 @@ const pythonInstructions = "## Writing code for run_code\n" +
 	"strings, finite numbers, booleans and `None`.\n" +
 	"- A failed call raises `ToolCallError`, whose `toolName` names the tool that failed and whose message says " +
 	"why. Starlark cannot catch it: the run stops, and you see the failure and everything printed before it.\n" +
-	"- Calls run one at a time, in the order the program makes them; sequence dependent work with `await`.\n" +
+	"- Calls run one at a time, in the order the program makes them; `asyncio.gather(...)` is accepted but " +
+	"the calls still run one at a time.\n" +
 	"- Emit the answer with `print(...)` and/or a top-level `return <value>`; the returned value must be " +
 	"lossless JSON. Only what you print and return comes back to you; every other intermediate result stays " +
 	"out of the conversation, so return just what you need. A successful tool result that contains an image " +
