@@ -112,7 +112,7 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 			prompter = approval.ForStdio(e.stdin, f)
 		}
 	}
-	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ar.workspace, Mode: mode, Config: c.Config, Log: log, Prompter: prompter})
+	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ar.workspace, Mode: mode, Config: c.Config, Log: log, Prompter: prompter, Session: id})
 	if err != nil {
 		return err
 	}

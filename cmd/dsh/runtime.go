@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +43,10 @@ type runtimeConfig struct {
 	Prompter approval.Prompter
 	// NoMCP skips the configured MCP servers (for rendering cards from a log).
 	NoMCP bool
+	// Session is the id of the session the runtime serves, which names its spill directory
+	// so that a resumed session can still read what it spilled; "" gives the runtime a
+	// private spill directory of its own.
+	Session string
 }
 
 // runtime is the registry with the built-in tools and policies installed, and what to undo
@@ -50,12 +56,16 @@ type runtime struct {
 	workspace string
 	reminder  *reminder.Reminder
 	mcp       *mcp.Host // nil when no MCP server is configured
+	spillDir  string    // where the tools save full outputs; read may open it
 	undos     []func()
 }
 
 // newRuntime builds the registry for cfg: the built-in tools (fs, search, shell), the
 // policies (permission rules, approval, timeout, repeat reminder, spill), Code Mode on
-// QuickJS and the configured MCP servers. Close undoes all of it: background jobs are killed, the code runtime is closed.
+// QuickJS and the configured MCP servers. The spill policy, search and shell save full
+// outputs in one spill directory (see openSpillDir), which read may open but write and edit
+// may not, so the model can read what a result says was saved. Close undoes all of it:
+// background jobs are killed, the code runtime is closed, an empty spill directory removed.
 func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) {
 	ws, err := workspaceDir(cfg.Workspace)
 	if err != nil {
@@ -82,14 +92,21 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 		rt.undos = append(rt.undos, undo)
 		return nil
 	}
+	// One spill directory for the spill policy, search and shell, which read may open.
+	spillDir, err := openSpillDir(c.Spill.Dir, cfg.Session)
+	if err != nil {
+		return nil, err
+	}
+	rt.spillDir = spillDir
+	rt.undos = append(rt.undos, func() { os.Remove(spillDir) }) // only when nothing was spilled
 	// Tools.
-	if err := add(fs.Install(reg, fs.Config{Root: ws})); err != nil {
+	if err := add(fs.Install(reg, fs.Config{Root: ws, ReadOnlyRoots: []string{spillDir}})); err != nil {
 		return nil, fmt.Errorf("file tools: %w", err)
 	}
-	if err := add(search.Install(reg, search.Config{Root: ws})); err != nil {
+	if err := add(search.Install(reg, search.Config{Root: ws, SpillDir: spillDir})); err != nil {
 		return nil, fmt.Errorf("search tools: %w", err)
 	}
-	if err := add(shell.Install(reg, shell.Config{Root: ws, Sandbox: c.ShellSandbox()})); err != nil {
+	if err := add(shell.Install(reg, shell.Config{Root: ws, Sandbox: c.ShellSandbox(), SpillDir: spillDir})); err != nil {
 		return nil, fmt.Errorf("shell tools: %w", err)
 	}
 	// Code Mode: programs run in a fresh worker process (this binary in its hidden mode).
@@ -118,7 +135,9 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 		return nil, fmt.Errorf("repeat reminder: %w", err)
 	}
 	rt.reminder = rem
-	if err := add(spill.Install(reg.Global(), c.Spill)); err != nil {
+	spillCfg := c.Spill
+	spillCfg.Dir = spillDir
+	if err := add(spill.Install(reg.Global(), spillCfg)); err != nil {
 		return nil, fmt.Errorf("spill policy: %w", err)
 	}
 	perms := c.Permissions
@@ -184,6 +203,52 @@ func (rt *runtime) Close() error {
 	}
 	rt.undos = nil
 	return nil
+}
+
+// openSpillDir returns the directory every spilling tool of a runtime writes to, creating
+// it: "dsh-spill-<session>" for a session (so a resumed session finds its files again), a
+// fresh "dsh-spill-*" otherwise, in base (spill.dir) or else the system's temporary
+// directory. The directory is private: one that exists already is used only when it is a
+// real directory that grants nothing to group or others, so a directory planted in a shared
+// temporary directory can neither read the spilled outputs nor redirect them.
+func openSpillDir(base, id string) (string, error) {
+	if base == "" {
+		base = os.TempDir()
+	} else if err := os.MkdirAll(base, 0o700); err != nil {
+		return "", fmt.Errorf("spill directory: %w", err)
+	}
+	base, err := filepath.Abs(base)
+	if err != nil {
+		return "", fmt.Errorf("spill directory %q: %w", base, err)
+	}
+	if id == "" {
+		dir, err := os.MkdirTemp(base, "dsh-spill-")
+		if err != nil {
+			return "", fmt.Errorf("spill directory: %w", err)
+		}
+		return dir, nil
+	}
+	name, err := session.EncodeSegment(id)
+	if err != nil || len(name) > 200 {
+		sum := sha256.Sum256([]byte(id))
+		name = hex.EncodeToString(sum[:8])
+	}
+	dir := filepath.Join(base, "dsh-spill-"+name)
+	err = os.Mkdir(dir, 0o700)
+	if err == nil {
+		return dir, nil
+	}
+	if !errors.Is(err, os.ErrExist) {
+		return "", fmt.Errorf("spill directory: %w", err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return "", fmt.Errorf("spill directory: %w", err)
+	}
+	if !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("spill directory %s exists but is not a private directory (mode %v); remove it or set spill.dir", dir, fi.Mode())
+	}
+	return dir, nil
 }
 
 // workspaceDir returns the absolute path of an existing directory.
