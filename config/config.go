@@ -31,6 +31,7 @@
 //	baseUrl: https://api.deepseek.com    # an OpenAI-compatible endpoint
 //	apiKeyEnv: DEEPSEEK_API_KEY          # the variable holding the API key (never the key itself)
 //	mode: native                         # native | code | both
+//	codeRuntime: quickjs                 # quickjs (TypeScript) | starlark (Python-flavoured)
 //	maxParallelToolCalls: 10             # a positive integer
 //	maxSteps: 50                         # a positive integer
 //	toolOrder: [read, "<unlisted-tools>"]
@@ -83,6 +84,10 @@ type Config struct {
 	APIKey string
 	// Mode is the tools' presentation mode (key "mode").
 	Mode tool.Mode
+	// CodeRuntime selects the Code Mode backend (key "codeRuntime"): CodeRuntimeQuickJS runs
+	// TypeScript programs in a QuickJS worker process, CodeRuntimeStarlark runs
+	// Python-flavoured programs in Starlark.
+	CodeRuntime string
 	// MaxParallelToolCalls bounds one step's concurrent dispatches (key
 	// "maxParallelToolCalls").
 	MaxParallelToolCalls int
@@ -206,12 +211,19 @@ type field struct {
 	env  string // the DSH_* variable, or ""
 }
 
+// Code Mode backends (key "codeRuntime").
+const (
+	CodeRuntimeQuickJS  = "quickjs"  // TypeScript in a QuickJS worker process (the default)
+	CodeRuntimeStarlark = "starlark" // Python-flavoured programs in Starlark, in process
+)
+
 // fields lists every key, in the order `dsh config` shows them.
 var fields = []field{
 	{"model", kindString, "DSH_MODEL"},
 	{"baseUrl", kindString, "DSH_BASE_URL"},
 	{"apiKeyEnv", kindString, "DSH_API_KEY_ENV"},
 	{"mode", kindString, "DSH_MODE"},
+	{"codeRuntime", kindString, "DSH_CODE_RUNTIME"},
 	{"maxParallelToolCalls", kindInt, "DSH_MAX_PARALLEL_TOOL_CALLS"},
 	{"maxSteps", kindInt, "DSH_MAX_STEPS"},
 	{"toolOrder", kindList, ""},
@@ -281,6 +293,7 @@ func Default(home string) *Config {
 		BaseURL:              openai.DefaultBaseURL,
 		APIKeyEnv:            openai.DefaultAPIKeyEnv,
 		Mode:                 tool.ModeNative,
+		CodeRuntime:          CodeRuntimeQuickJS,
 		MaxParallelToolCalls: agent.DefaultMaxParallelToolCalls,
 		MaxSteps:             agent.DefaultMaxSteps,
 		Sessions:             Sessions{Root: filepath.Join(home, "sessions"), Compression: session.CompressionZstd},
@@ -650,6 +663,11 @@ func (c *Config) set(f field, v value, userHome string) error {
 			return fmt.Errorf(`mode must be "native", "code" or "both", got %q`, s)
 		}
 		c.Mode = m
+	case "codeRuntime":
+		if s != CodeRuntimeQuickJS && s != CodeRuntimeStarlark {
+			return fmt.Errorf(`codeRuntime must be %q or %q, got %q`, CodeRuntimeQuickJS, CodeRuntimeStarlark, s)
+		}
+		c.CodeRuntime = s
 	case "sessions.root":
 		c.Sessions.Root = s
 	case "sessions.compression":
@@ -883,6 +901,7 @@ func (c *Config) Entries() []Entry {
 		"baseUrl":                        c.BaseURL,
 		"apiKeyEnv":                      c.APIKeyEnv,
 		"mode":                           string(c.Mode),
+		"codeRuntime":                    c.CodeRuntime,
 		"maxParallelToolCalls":           strconv.Itoa(c.MaxParallelToolCalls),
 		"maxSteps":                       strconv.Itoa(c.MaxSteps),
 		"toolOrder":                      order,

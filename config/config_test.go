@@ -368,3 +368,18 @@ func TestEntriesCoverEveryKey(t *testing.T) {
 		t.Fatal(diff)
 	}
 }
+
+func TestCodeRuntime(t *testing.T) {
+	c, err := Load(setup(t, "", "codeRuntime: starlark\n", env{}))
+	if err != nil || c.CodeRuntime != CodeRuntimeStarlark {
+		t.Fatalf("codeRuntime = %q, %v", c.CodeRuntime, err)
+	}
+	c, err = Load(setup(t, "", "", env{}))
+	if err != nil || c.CodeRuntime != CodeRuntimeQuickJS || c.Source("codeRuntime").String() != "default" {
+		t.Fatalf("default codeRuntime = %q, %v", c.CodeRuntime, err)
+	}
+	_, err = Load(setup(t, "", "", env{"DSH_CODE_RUNTIME": "node"}))
+	if err == nil || !strings.Contains(err.Error(), `codeRuntime must be "quickjs" or "starlark", got "node"`) {
+		t.Fatalf("err = %v", err)
+	}
+}

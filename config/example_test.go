@@ -47,6 +47,7 @@ func ExampleLoad() {
 	// apiKeyEnv              DEEPSEEK_API_KEY               default
 	// apiKey                 (set, 10 characters)           env DEEPSEEK_API_KEY
 	// mode                   both                           env DSH_MODE
+	// codeRuntime            quickjs                        default
 	// maxParallelToolCalls   4                              flag --parallel
 	// maxSteps               80                             project/.dsh/config.yaml:1
 }
