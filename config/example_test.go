@@ -34,7 +34,7 @@ func ExampleLoad() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, e := range c.Entries()[:7] {
+	for _, e := range c.Entries()[:8] {
 		src := e.Source.String()
 		if rel, err := filepath.Rel(root, e.Source.Name); err == nil && e.Source.Kind == config.FromFile {
 			src = fmt.Sprintf("%s:%d", rel, e.Source.Line)
