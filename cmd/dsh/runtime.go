@@ -12,7 +12,9 @@ import (
 
 	"github.com/dsh-go/dsh/agent"
 	"github.com/dsh-go/dsh/codemode"
+	"github.com/dsh-go/dsh/coderuntime"
 	"github.com/dsh-go/dsh/coderuntime/quickjs"
+	"github.com/dsh-go/dsh/coderuntime/starlark"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/policy/approval"
@@ -109,8 +111,9 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 	if err := add(shell.Install(reg, shell.Config{Root: ws, Sandbox: c.ShellSandbox(), SpillDir: spillDir})); err != nil {
 		return nil, fmt.Errorf("shell tools: %w", err)
 	}
-	// Code Mode: programs run in a fresh worker process (this binary in its hidden mode).
-	js, err := quickjs.New(quickjs.Config{})
+	// Code Mode: TypeScript programs run in a fresh worker process (this binary in its
+	// hidden mode); with codeRuntime: starlark, Python-flavoured programs run in Starlark.
+	js, err := newCodeRuntime(c.CodeRuntime)
 	if err != nil {
 		return nil, fmt.Errorf("code runtime: %w", err)
 	}
@@ -268,4 +271,16 @@ func workspaceDir(dir string) (string, error) {
 		return "", fmt.Errorf("workspace %q is not a directory", dir)
 	}
 	return ws, nil
+}
+
+// newCodeRuntime returns the Code Mode backend the configuration names.
+func newCodeRuntime(name string) (coderuntime.Runtime, error) {
+	switch name {
+	case "", config.CodeRuntimeQuickJS:
+		return quickjs.New(quickjs.Config{})
+	case config.CodeRuntimeStarlark:
+		return starlark.New(starlark.Config{})
+	default:
+		return nil, fmt.Errorf("unknown code runtime %q (want %q or %q)", name, config.CodeRuntimeQuickJS, config.CodeRuntimeStarlark)
+	}
 }
