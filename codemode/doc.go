@@ -31,7 +31,11 @@
 //
 // For a call made for an agent, Config.Log receives a tool/code-dispatch-start event before
 // each sub-call's pre-execute stage and a tool/code-dispatch event after its commit, with
-// the content Config.ShapeLog leaves.
+// the content Config.ShapeLog leaves. Both kinds are recorded in submission order, and a
+// settle event always precedes the start event of a sub-call started after that commit, so
+// the log's order does not depend on timing beyond the lane's own: a program that awaits
+// each call logs start, settle, start, settle. The program gets its outcome before the
+// settle event is written; only the start of a later sub-call waits for it.
 //
 // # The SDK
 //

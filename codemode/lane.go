@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dsh-go/dsh/coderuntime"
 	"github.com/dsh-go/dsh/content"
@@ -21,9 +22,16 @@ import (
 //
 // Capacity: no exclusive call active, and for an exclusive call an empty pool, for a
 // parallel one fewer than maxParallel dispatches in flight. An exclusive call holds its
-// barrier until its commit is done. The settle events are appended by a second goroutine
-// in commit order, so a slow log never delays a program's outcome; at most maxParallel of
-// them wait before the lane itself waits.
+// barrier until its commit is done.
+//
+// Events: a start event is appended by the driver itself, before the call's pre-execute
+// stage. A settle event is queued at the call's commit, after the program has its outcome,
+// and appended by a second goroutine, so a slow log never delays a program's outcome and
+// commits go on while it is written; at most maxParallel of them wait before the lane
+// itself waits. Before appending a start event the driver waits for the settle events
+// queued so far. The log therefore shows the lane's own sequence of starts and commits: a
+// program that awaits each call before making the next one logs start, settle, start,
+// settle, whatever the timing.
 type lane struct {
 	r        *Runner
 	ctx      context.Context // the run context: the caller context of every sub-call
@@ -48,6 +56,8 @@ type lane struct {
 	// Owned by the driver until it exits, then by drain.
 	settles chan settle
 	logDone chan struct{}
+	queued  int          // settle events queued
+	logged  atomic.Int64 // settle events recorded, by recordSettles
 }
 
 // subCall is one binding call of the program.
@@ -72,9 +82,12 @@ type outcome struct {
 	abandoned bool
 }
 
+// settle is one entry of the settle-event queue: an event to record, or (flushed set) a
+// marker that recordSettles closes once everything queued before it is recorded.
 type settle struct {
-	sub *subCall
-	res *tool.Result
+	sub     *subCall
+	res     *tool.Result
+	flushed chan struct{}
 }
 
 func (r *Runner) newLane(outer, runCtx context.Context, call *tool.Call) *lane {
@@ -240,6 +253,7 @@ func (l *lane) start(sub *subCall, mode tool.ExecMode) {
 	l.pending = l.pending[1:]
 	l.mu.Unlock()
 	if l.log != nil {
+		l.flushSettles()
 		p := session.CodeDispatchStart{RootCallID: l.call.RootCallID(), ParentCallID: l.call.CallID(), SubCallID: sub.id, Name: sub.name, Arguments: sub.logged}
 		if err := callLog(func() error { return l.log.Start(l.agent, p) }); err != nil {
 			// Nothing runs unrecorded.
@@ -313,14 +327,31 @@ func (l *lane) commit(sub *subCall) {
 			l.logDone = make(chan struct{})
 			go l.recordSettles()
 		}
+		l.queued++
 		l.settles <- settle{sub: sub, res: res} // waits while maxParallel events are pending
 	}
+}
+
+// flushSettles waits until every settle event queued so far is recorded, so that a call's
+// settle event precedes the start event of every call started after its commit. Only the
+// driver calls it.
+func (l *lane) flushSettles() {
+	if l.settles == nil || l.logged.Load() == int64(l.queued) {
+		return
+	}
+	done := make(chan struct{})
+	l.settles <- settle{flushed: done}
+	<-done
 }
 
 // recordSettles appends the settle events in commit order.
 func (l *lane) recordSettles() {
 	defer close(l.logDone)
 	for s := range l.settles {
+		if s.flushed != nil {
+			close(s.flushed)
+			continue
+		}
 		p := session.CodeDispatch{
 			RootCallID:   l.call.RootCallID(),
 			ParentCallID: l.call.CallID(),
@@ -333,6 +364,7 @@ func (l *lane) recordSettles() {
 		if err := callLog(func() error { return l.log.Settle(l.agent, p) }); err != nil {
 			l.r.logger.Warn(fmt.Sprintf("tool \"%s\" (%s): recording tool/code-dispatch failed: %s", s.sub.name, s.sub.id, tool.ErrorMessage(err)))
 		}
+		l.logged.Add(1)
 	}
 }
 

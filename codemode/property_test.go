@@ -15,6 +15,7 @@ import (
 	"github.com/dsh-go/dsh/codemode"
 	"github.com/dsh-go/dsh/coderuntime"
 	"github.com/dsh-go/dsh/jsonv"
+	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
 )
 
@@ -196,4 +197,112 @@ func TestPoolProperties(t *testing.T) {
 			rt.Fatalf("starts %v settles %v", s, st)
 		}
 	})
+}
+
+// TestPropertyDispatchEventOrder runs programs made of rounds — each round submits a few
+// calls at once and awaits them all before the next round — against a log whose Settle
+// sometimes lags. Whatever the timing: start events and settle events are each in
+// submission order, every call has one of each with the settle after the start, and every
+// settle of a round precedes every start of a later round.
+func TestPropertyDispatchEventOrder(t *testing.T) {
+	log := &laggingLog{}
+	e := newEnv(t, tool.ModeCode, codemode.Config{Log: log})
+	e.echo(t, "echo")
+	rapid.Check(t, func(rt *rapid.T) {
+		rounds := rapid.SliceOfN(rapid.IntRange(1, 3), 1, 4).Draw(rt, "rounds")
+		log.restart(rapid.SliceOfN(rapid.Bool(), 12, 12).Draw(rt, "lag"))
+		round := map[string]int{} // sub-call id → its round
+		n := 0
+		for r, k := range rounds {
+			for range k {
+				n++
+				round["call-1:code:"+strconv.Itoa(n)] = r
+			}
+		}
+		e.rt.setProgram(func(p *program) (coderuntime.Result, error) {
+			for _, k := range rounds {
+				var calls []*pending
+				for range k {
+					calls = append(calls, p.spawn("echo", obj("value", "x")))
+				}
+				for _, c := range calls {
+					if _, err := c.wait(); err != nil {
+						return coderuntime.Result{}, err
+					}
+				}
+			}
+			return coderuntime.Result{}, nil
+		})
+		if res := e.run(context.Background(), e.agent, "rounds"); res.IsError {
+			rt.Fatalf("run failed: %s", res.Error.Message)
+		}
+		starts, settles := log.ids("start"), log.ids("settle")
+		if len(starts) != n || !slices.Equal(starts, settles) || !slices.IsSortedFunc(starts, func(a, b string) int { return subNumber(a) - subNumber(b) }) {
+			rt.Fatalf("starts %v, settles %v", starts, settles)
+		}
+		started := map[string]bool{}
+		lastSettledRound := -1
+		for _, ev := range log.all() {
+			switch ev.kind {
+			case "start":
+				id := ev.start.SubCallID
+				started[id] = true
+				// Every call of the earlier rounds settled in the log already.
+				for other, r := range round {
+					if r < round[id] && !slices.Contains(settledBefore(log.all(), id), other) {
+						rt.Fatalf("start of %s (round %d) precedes the settle of %s (round %d)", id, round[id], other, r)
+					}
+				}
+			case "settle":
+				id := ev.settle.SubCallID
+				if !started[id] {
+					rt.Fatalf("%s settled before it started", id)
+				}
+				lastSettledRound = max(lastSettledRound, round[id])
+			}
+		}
+		if lastSettledRound != len(rounds)-1 {
+			rt.Fatalf("the last settled round is %d of %d", lastSettledRound, len(rounds))
+		}
+	})
+}
+
+// settledBefore lists the sub-calls whose settle event precedes the start event of id.
+func settledBefore(events []logEvent, id string) []string {
+	var out []string
+	for _, ev := range events {
+		if ev.kind == "start" && ev.start.SubCallID == id {
+			break
+		}
+		if ev.kind == "settle" {
+			out = append(out, ev.settle.SubCallID)
+		}
+	}
+	return out
+}
+
+// laggingLog is a recLog whose i-th Settle pauses briefly when lag[i] is set.
+type laggingLog struct {
+	recLog
+	lag []bool // guarded by recLog.mu
+	n   int    // guarded by recLog.mu
+}
+
+// restart forgets the events and lags the coming settles as lag says.
+func (l *laggingLog) restart(lag []bool) {
+	l.mu.Lock()
+	l.events, l.lag, l.n = nil, lag, 0
+	l.mu.Unlock()
+}
+
+func (l *laggingLog) Settle(agent *tool.Scope, p session.CodeDispatch) error {
+	l.mu.Lock()
+	i := l.n
+	l.n++
+	lag := i < len(l.lag) && l.lag[i]
+	l.mu.Unlock()
+	if lag {
+		time.Sleep(time.Millisecond)
+	}
+	return l.recLog.Settle(agent, p)
 }

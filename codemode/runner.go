@@ -59,9 +59,11 @@ type Config struct {
 //
 // Start is called in submission order, immediately before a sub-call's pre-execute stage;
 // when it fails the sub-call does not run and the program's call rejects with the error.
-// Settle is called once per started sub-call, after the program received its outcome and
-// before run_code returns; its error is logged as a warning. Calls for one run never
-// overlap.
+// Settle is called once per started sub-call, in submission order, after the program
+// received its outcome and before run_code returns; its error is logged as a warning. Calls
+// for one run never overlap, and their order is the lane's: a sub-call's Settle comes before
+// the Start of every sub-call started after it committed, so a program that awaits each call
+// before making the next logs start, settle, start, settle.
 type DispatchLog interface {
 	Start(agent *tool.Scope, p session.CodeDispatchStart) error
 	Settle(agent *tool.Scope, p session.CodeDispatch) error

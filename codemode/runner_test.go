@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,29 +51,97 @@ func TestBridgeCallsToolsAndLogsEachDispatch(t *testing.T) {
 	if got := echo.list(); !slices.Equal(got, []string{"one", "two"}) {
 		t.Errorf("echo saw %v", got)
 	}
-	// Settle events are recorded off the lane, so a settle and the next call's start may
-	// land in either order; each kind is in submission order.
-	lines := e.log.lines(t, e.agent)
-	var starts, settles []string
-	for _, l := range lines {
-		if strings.HasPrefix(l, "tool/code-dispatch-start ") {
-			starts = append(starts, l)
-		} else {
-			settles = append(settles, l)
-		}
-	}
+	// The program awaits each call: the log shows start, settle, start, settle.
 	want := []string{
 		`tool/code-dispatch-start {"rootCallId":"call-1","parentCallId":"call-1","subCallId":"call-1:code:1","name":"echo","arguments":{"value":"one"}}`,
-		`tool/code-dispatch-start {"rootCallId":"call-1","parentCallId":"call-1","subCallId":"call-1:code:2","name":"echo","arguments":{"value":"two"}}`,
 		`tool/code-dispatch {"rootCallId":"call-1","parentCallId":"call-1","subCallId":"call-1:code:1","name":"echo","arguments":{"value":"one"},"isError":false,"content":[{"type":"text","text":"echo:one"}]}`,
+		`tool/code-dispatch-start {"rootCallId":"call-1","parentCallId":"call-1","subCallId":"call-1:code:2","name":"echo","arguments":{"value":"two"}}`,
 		`tool/code-dispatch {"rootCallId":"call-1","parentCallId":"call-1","subCallId":"call-1:code:2","name":"echo","arguments":{"value":"two"},"isError":false,"content":[{"type":"text","text":"echo:two"}]}`,
 	}
-	if diff := cmp.Diff(want, append(starts, settles...)); diff != "" {
+	if diff := cmp.Diff(want, e.log.lines(t, e.agent)); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
-	// A call's settle always follows its start.
-	if lines[0] != want[0] || !slices.Contains(lines[:3], want[2]) || lines[3] == want[0] {
-		t.Errorf("event order %v", lines)
+}
+
+// slowSettleLog is a recLog whose Settle takes its time, as a log writing to a slow disk
+// (or a shaper spilling a huge content) does: the lane must not let the next call's start
+// overtake it.
+type slowSettleLog struct {
+	recLog
+	delay time.Duration
+}
+
+func (l *slowSettleLog) Settle(agent *tool.Scope, p session.CodeDispatch) error {
+	time.Sleep(l.delay)
+	return l.recLog.Settle(agent, p)
+}
+
+// TestSettleEventsPrecedeLaterStarts runs sequential programs (each call awaited before the
+// next) against a slow log: whatever the timing, every settle event lands before the next
+// start event. Calls in flight together keep both kinds in submission order.
+func TestSettleEventsPrecedeLaterStarts(t *testing.T) {
+	log := &slowSettleLog{delay: 5 * time.Millisecond}
+	e := newEnv(t, tool.ModeCode, codemode.Config{Log: log})
+	e.echo(t, "echo")
+	const n = 4
+	e.rt.setProgram(func(p *program) (coderuntime.Result, error) {
+		for i := range n {
+			if _, err := p.call("echo", obj("value", strconv.Itoa(i))); err != nil {
+				return coderuntime.Result{}, err
+			}
+		}
+		return coderuntime.Result{}, nil
+	})
+	if res := e.run(context.Background(), e.agent, "sequential"); res.IsError {
+		t.Fatalf("run failed: %s", res.Error.Message)
+	}
+	var got, want []string
+	for i := range n {
+		id := "call-1:code:" + strconv.Itoa(i+1)
+		want = append(want, "start "+id, "settle "+id)
+	}
+	for _, ev := range log.all() {
+		id := ev.start.SubCallID
+		if ev.kind == "settle" {
+			id = ev.settle.SubCallID
+		}
+		got = append(got, ev.kind+" "+id)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("event order (-want +got):\n%s", diff)
+	}
+
+	// Parallel calls: each kind in submission order, every settle after its start.
+	log.reset()
+	e.rt.setProgram(func(p *program) (coderuntime.Result, error) {
+		var calls []*pending
+		for i := range n {
+			calls = append(calls, p.spawn("echo", obj("value", strconv.Itoa(i))))
+		}
+		for _, c := range calls {
+			if _, err := c.wait(); err != nil {
+				return coderuntime.Result{}, err
+			}
+		}
+		return coderuntime.Result{}, nil
+	})
+	if res := e.run(context.Background(), e.agent, "parallel"); res.IsError {
+		t.Fatalf("run failed: %s", res.Error.Message)
+	}
+	starts, settles := log.ids("start"), log.ids("settle")
+	if len(starts) != n || !slices.Equal(starts, settles) {
+		t.Errorf("starts %v, settles %v: want both in the same order", starts, settles)
+	}
+	seen := map[string]bool{}
+	for _, ev := range log.all() {
+		switch ev.kind {
+		case "start":
+			seen[ev.start.SubCallID] = true
+		case "settle":
+			if !seen[ev.settle.SubCallID] {
+				t.Errorf("%s settled before it started", ev.settle.SubCallID)
+			}
+		}
 	}
 }
 
