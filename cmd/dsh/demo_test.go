@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -36,15 +37,15 @@ func TestDemo(t *testing.T) {
 			"- \tfmt.Println(\"hello\")", "+ \tfmt.Println(\"hello, world\")",
 			"● Read README.md\n● Read main.go\n✓ read · ",
 			"● Count the lines of README.md and main.go\n  │ const files",
-			// The program's two reads run in parallel, so they may settle in either order.
-			"  ✓ read {\"file_path\":\"README.md\"}\n", "  ✓ read {\"file_path\":\"main.go\"}\n",
-			"\n✓ run_code\n  README.md: 5 lines\n  main.go: 7 lines\n",
+			// The program's two reads run in parallel; they settle in submission order.
+			"  ✓ read {\"file_path\":\"README.md\"}\n  ✓ read {\"file_path\":\"main.go\"}\n✓ run_code\n  README.md: 5 lines\n  main.go: 7 lines\n",
 		}},
 		{"code", []string{
 			"● Read README.md and main.go in parallel\n",
-			"  ✓ read {\"file_path\":\"README.md\"}\n", "  ✓ read {\"file_path\":\"main.go\"}\n",
+			"  ✓ read {\"file_path\":\"README.md\"}\n  ✓ read {\"file_path\":\"main.go\"}\n✓ run_code\n",
 			"  ✓ edit {\"file_path\":\"main.go\"",
-			"  ✗ bash {\"command\":\"rm -rf build\"",
+			"  ✗ bash {\"command\":\"rm -rf build\",\"description\":\"Remove old build o… → Error: tool \"bash\" is denied by permission rule \"bash(rm -rf *)\"\n" +
+				"  ✓ bash {\"command\":\"sleep 30\",\"description\":\"Wait for a slow check\"…\n✓ run_code\n",
 			"denied: tool \"bash\" is denied by permission rule",
 			"slow check timed out: true",
 		}},
@@ -160,5 +161,53 @@ func TestDemoBinary(t *testing.T) {
 	out, err := ls.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "dsh-demo-") {
 		t.Errorf("dsh session ls: %v\n%s", err, out)
+	}
+}
+
+// TestDemoCodeDispatchOrder checks the order of the Code Mode dispatch events in the code
+// demo's log: a program that awaits each call logs start, settle, start, settle; one that
+// runs calls in parallel logs each kind in submission order, every settle after its start.
+func TestDemoCodeDispatchOrder(t *testing.T) {
+	s := newSandbox(t)
+	r := s.dsh("demo", "--json", "--mode", "code").want(t, 0)
+	runs := map[string][]string{} // run_code call id → its dispatch events, "start N" / "settle N"
+	var order []string
+	for _, l := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+		var ev struct {
+			Type string `json:"type"`
+			Data struct {
+				ParentCallID string `json:"parentCallId"`
+				SubCallID    string `json:"subCallId"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, l)
+		}
+		kind := map[string]string{"tool/code-dispatch-start": "start", "tool/code-dispatch": "settle"}[ev.Type]
+		if kind == "" {
+			continue
+		}
+		parent := ev.Data.ParentCallID
+		if _, ok := runs[parent]; !ok {
+			order = append(order, parent)
+		}
+		runs[parent] = append(runs[parent], kind+" "+strings.TrimPrefix(ev.Data.SubCallID, parent+":code:"))
+	}
+	if len(order) != 3 {
+		t.Fatalf("dispatch events of %d run_code calls, want 3: %v", len(order), runs)
+	}
+	// The reads run in parallel: both kinds in submission order, each settle after its start.
+	reads := runs[order[0]]
+	if pos := func(e string) int { return slices.Index(reads, e) }; len(reads) != 4 ||
+		pos("start 1") < 0 || pos("start 1") > pos("start 2") || pos("settle 1") > pos("settle 2") ||
+		pos("start 1") > pos("settle 1") || pos("start 2") > pos("settle 2") {
+		t.Errorf("parallel reads logged %v", reads)
+	}
+	// The edit, then the two awaited bash calls.
+	if got := strings.Join(runs[order[1]], ", "); got != "start 1, settle 1" {
+		t.Errorf("edit run logged %s", got)
+	}
+	if got := strings.Join(runs[order[2]], ", "); got != "start 1, settle 1, start 2, settle 2" {
+		t.Errorf("bash run logged %s", got)
 	}
 }
