@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-go/dsh/internal/term"
 	"github.com/dsh-go/dsh/llm"
 	"github.com/dsh-go/dsh/llm/openai"
+	"github.com/dsh-go/dsh/llm/script"
 	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/session"
 )
@@ -24,6 +25,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	resume := fs.String("resume", "", "continue the session with this id")
 	workspace := fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to")
 	maxTokens := fs.Int("max-tokens", 0, "cap on each reply's tokens (0: the server's default)")
+	scriptFile := fs.String("script", "", "replay the assistant replies of this JSONL script instead of calling a model (see go doc ./llm/script)")
 	cf := addConfigFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -44,9 +46,22 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if *maxTokens < 0 {
 		return &usageError{fmt.Sprintf("--max-tokens must not be negative, got %d", *maxTokens)}
 	}
-	model, err := openai.New(c.ModelConfig())
-	if err != nil {
-		return err
+	var model llm.Model
+	banner := ""
+	if *scriptFile != "" {
+		// A scripted model replays recorded replies: reproducible runs of the real tools and
+		// policies, for tests and demonstrations. The transcript says so.
+		sm, err := script.Load(*scriptFile, script.Options{})
+		if err != nil {
+			return err
+		}
+		model, banner = sm, fmt.Sprintf("dsh · scripted model (%s) — replies replayed from a file, not generated", *scriptFile)
+	} else {
+		om, err := openai.New(c.ModelConfig())
+		if err != nil {
+			return err
+		}
+		model, banner = om, fmt.Sprintf("dsh · %s via %s", om.Name(), om.Provider())
 	}
 	return runAgent(ctx, e, agentRun{
 		config:    c,
@@ -55,7 +70,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		task:      pos[0],
 		resume:    *resume,
 		json:      *asJSON,
-		banner:    fmt.Sprintf("dsh · %s via %s", model.Name(), model.Provider()),
+		banner:    banner,
 		maxTokens: *maxTokens,
 	})
 }
