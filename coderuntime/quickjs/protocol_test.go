@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"math"
 	"strings"
 	"testing"
 
@@ -187,17 +186,4 @@ func FuzzFrameReader(f *testing.F) {
 			}
 		}
 	})
-}
-
-func TestJSNumber(t *testing.T) {
-	tests := map[float64]string{
-		0: "0", -1: "-1", 0.5: "0.5", 1e21: "1e+21", 1e-7: "1e-7", 123456: "123456",
-		2147483648: "2147483648", math.NaN(): "NaN", math.Inf(1): "Infinity", math.Inf(-1): "-Infinity",
-		-2.5e-8: "-2.5e-8", 1.5e300: "1.5e+300",
-	}
-	for v, want := range tests {
-		if got := jsNumber(v); got != want {
-			t.Errorf("jsNumber(%v) = %q, want %q", v, got, want)
-		}
-	}
 }

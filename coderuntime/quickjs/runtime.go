@@ -48,7 +48,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strconv"
 	"sync"
@@ -58,16 +57,13 @@ import (
 	"github.com/dsh-go/dsh/coderuntime/tsstrip"
 )
 
-// Defaults of the reference worker-thread backend.
+// Defaults of the reference worker-thread backend (those of package coderuntime).
 const (
-	DefaultComputeMs      = 60000
-	DefaultMaxWallMs      = 600000
-	DefaultMaxOutputBytes = 64 << 20
-	DefaultMaxHeapMB      = 512
+	DefaultComputeMs      = coderuntime.DefaultComputeMs
+	DefaultMaxWallMs      = coderuntime.DefaultMaxWallMs
+	DefaultMaxOutputBytes = coderuntime.DefaultMaxOutputBytes
+	DefaultMaxHeapMB      = coderuntime.DefaultMaxHeapMB
 )
-
-// maxWallMs is the largest wall-clock ceiling accepted (the reference's setTimeout limit).
-const maxWallMs = 2147483647
 
 // Config configures a Runtime. Zero numeric fields take the defaults above.
 type Config struct {
@@ -109,35 +105,11 @@ var _ coderuntime.Runtime = (*Runtime)(nil)
 // New validates cfg, fills in defaults and returns a Runtime. The error messages are those
 // of SPEC §6.9, e.g. "config.computeMs must be a positive number, got -1".
 func New(cfg Config) (*Runtime, error) {
-	if cfg.ComputeMs == 0 {
-		cfg.ComputeMs = DefaultComputeMs
+	lim, err := coderuntime.Limits{ComputeMs: cfg.ComputeMs, MaxWallMs: cfg.MaxWallMs, MaxOutputBytes: cfg.MaxOutputBytes, MaxHeapMB: cfg.MaxHeapMB}.Resolve()
+	if err != nil {
+		return nil, err
 	}
-	if cfg.MaxWallMs == 0 {
-		cfg.MaxWallMs = DefaultMaxWallMs
-	}
-	if cfg.MaxOutputBytes == 0 {
-		cfg.MaxOutputBytes = DefaultMaxOutputBytes
-	}
-	if cfg.MaxHeapMB == 0 {
-		cfg.MaxHeapMB = DefaultMaxHeapMB
-	}
-	for _, f := range []struct {
-		key string
-		v   float64
-	}{{"computeMs", cfg.ComputeMs}, {"maxWallMs", cfg.MaxWallMs}, {"maxOutputBytes", float64(cfg.MaxOutputBytes)}, {"maxHeapMb", cfg.MaxHeapMB}} {
-		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v <= 0 {
-			return nil, fmt.Errorf("config.%s must be a positive number, got %s", f.key, jsNumber(f.v))
-		}
-	}
-	if cfg.MaxOutputBytes < 4 || cfg.MaxOutputBytes > 1<<53-1 {
-		return nil, fmt.Errorf("config.maxOutputBytes must be a safe integer of at least 4, got %d", cfg.MaxOutputBytes)
-	}
-	if cfg.MaxWallMs > maxWallMs {
-		return nil, fmt.Errorf("config.maxWallMs must be at most %d (Node clamps a longer setTimeout delay to 1ms), got %s", maxWallMs, jsNumber(cfg.MaxWallMs))
-	}
-	if cfg.MaxHeapMB > 1<<20 {
-		return nil, fmt.Errorf("config.maxHeapMb must be at most %d, got %s", 1<<20, jsNumber(cfg.MaxHeapMB))
-	}
+	cfg.ComputeMs, cfg.MaxWallMs, cfg.MaxOutputBytes, cfg.MaxHeapMB = lim.ComputeMs, lim.MaxWallMs, lim.MaxOutputBytes, lim.MaxHeapMB
 	r := &Runtime{cfg: cfg, closing: make(chan struct{})}
 	if !cfg.InProcess {
 		r.command = cfg.WorkerCommand
@@ -150,31 +122,6 @@ func New(cfg Config) (*Runtime, error) {
 		}
 	}
 	return r, nil
-}
-
-// jsNumber formats v the way JavaScript's String(v) does for the values a config holds.
-func jsNumber(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "NaN"
-	case math.IsInf(v, 1):
-		return "Infinity"
-	case math.IsInf(v, -1):
-		return "-Infinity"
-	case v == 0:
-		return "0"
-	}
-	if a := math.Abs(v); a >= 1e-6 && a < 1e21 {
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	}
-	s := strconv.FormatFloat(v, 'e', -1, 64) // 1e+21, 1e-07
-	for i := 0; i+2 < len(s); i++ {
-		if s[i] == 'e' && s[i+2] == '0' && len(s) > i+3 {
-			s = s[:i+2] + s[i+3:]
-			break
-		}
-	}
-	return s
 }
 
 // Language reports "typescript".

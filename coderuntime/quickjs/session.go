@@ -190,7 +190,7 @@ func (s *session) loop(proc process, frames <-chan inbound) {
 			s.settle(s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureAbort, Message: coderuntime.DisposedMessage}))
 		case <-wall.C:
 			s.settle(s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureTimeout,
-				Message: "wall-clock ceiling reached (" + jsNumber(s.rt.cfg.MaxWallMs) + "ms)"}))
+				Message: "wall-clock ceiling reached (" + coderuntime.FormatNumber(s.rt.cfg.MaxWallMs) + "ms)"}))
 		case <-cpuTick:
 			if cpu, ok := proc.cpuTime(); ok && cpu > s.rt.computeBackstop() {
 				s.settle(s.computeTimeout())
@@ -205,7 +205,7 @@ func (s *session) loop(proc process, frames <-chan inbound) {
 
 func (s *session) computeTimeout() coderuntime.Result {
 	return s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureTimeout,
-		Message: "compute budget exhausted (" + jsNumber(s.rt.cfg.ComputeMs) + "ms busy)"})
+		Message: "compute budget exhausted (" + coderuntime.FormatNumber(s.rt.cfg.ComputeMs) + "ms busy)"})
 }
 
 // settle records the outcome; the first one wins.
@@ -232,7 +232,7 @@ func (s *session) handle(f inbound) {
 		s.settle(s.computeTimeout())
 	case frameOOM:
 		s.settle(s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureWorkerExit,
-			Message: "worker error: JavaScript heap out of memory (limit " + jsNumber(s.rt.cfg.MaxHeapMB) + " MiB)"}))
+			Message: "worker error: JavaScript heap out of memory (limit " + coderuntime.FormatNumber(s.rt.cfg.MaxHeapMB) + " MiB)"}))
 	case frameTooLarge:
 		s.settle(s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureWorkerExit,
 			Message: "worker error: protocol frame exceeds " + strconv.Itoa(s.rt.frameLimit()) + " bytes"}))

@@ -79,9 +79,7 @@ package starlark
 import (
 	"context"
 	"fmt"
-	"math"
 	"runtime/metrics"
-	"strconv"
 	"sync"
 	"time"
 
@@ -89,20 +87,18 @@ import (
 	star "go.starlark.net/starlark"
 )
 
-// Defaults of the reference worker-thread backend, and of the call depth.
+// Defaults of the reference worker-thread backend (those of package coderuntime), and of
+// the call depth.
 const (
-	DefaultComputeMs      = 60000
-	DefaultMaxWallMs      = 600000
-	DefaultMaxOutputBytes = 64 << 20
+	DefaultComputeMs      = coderuntime.DefaultComputeMs
+	DefaultMaxWallMs      = coderuntime.DefaultMaxWallMs
+	DefaultMaxOutputBytes = coderuntime.DefaultMaxOutputBytes
 	DefaultMaxCallDepth   = 10000
-	DefaultMaxHeapMB      = 512
+	DefaultMaxHeapMB      = coderuntime.DefaultMaxHeapMB
 )
 
 // heapPollInterval is how often a run samples the process's live heap.
 const heapPollInterval = 10 * time.Millisecond
-
-// maxWallMs is the largest wall-clock ceiling accepted (the reference's setTimeout limit).
-const maxWallMs = 2147483647
 
 // maxCallDepth is Starlark's own limit on recursion (it reports "Starlark stack overflow").
 const maxCallDepth = 100000
@@ -145,67 +141,21 @@ var _ coderuntime.Runtime = (*Runtime)(nil)
 // New validates cfg, fills in defaults and returns a Runtime. The error messages are those
 // of SPEC §6.9, e.g. "config.computeMs must be a positive number, got -1".
 func New(cfg Config) (*Runtime, error) {
-	if cfg.ComputeMs == 0 {
-		cfg.ComputeMs = DefaultComputeMs
+	lim, err := coderuntime.Limits{ComputeMs: cfg.ComputeMs, MaxWallMs: cfg.MaxWallMs, MaxOutputBytes: cfg.MaxOutputBytes, MaxHeapMB: cfg.MaxHeapMB}.Resolve()
+	if err != nil {
+		return nil, err
 	}
-	if cfg.MaxWallMs == 0 {
-		cfg.MaxWallMs = DefaultMaxWallMs
-	}
-	if cfg.MaxOutputBytes == 0 {
-		cfg.MaxOutputBytes = DefaultMaxOutputBytes
-	}
+	cfg.ComputeMs, cfg.MaxWallMs, cfg.MaxOutputBytes, cfg.MaxHeapMB = lim.ComputeMs, lim.MaxWallMs, lim.MaxOutputBytes, lim.MaxHeapMB
 	if cfg.MaxCallDepth == 0 {
 		cfg.MaxCallDepth = DefaultMaxCallDepth
 	}
-	if cfg.MaxHeapMB == 0 {
-		cfg.MaxHeapMB = DefaultMaxHeapMB
-	}
-	for _, f := range []struct {
-		key string
-		v   float64
-	}{{"computeMs", cfg.ComputeMs}, {"maxWallMs", cfg.MaxWallMs}, {"maxOutputBytes", float64(cfg.MaxOutputBytes)}, {"maxCallDepth", float64(cfg.MaxCallDepth)}, {"maxHeapMb", cfg.MaxHeapMB}} {
-		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v <= 0 {
-			return nil, fmt.Errorf("config.%s must be a positive number, got %s", f.key, jsNumber(f.v))
-		}
-	}
-	if cfg.MaxOutputBytes < 4 || cfg.MaxOutputBytes > 1<<53-1 {
-		return nil, fmt.Errorf("config.maxOutputBytes must be a safe integer of at least 4, got %d", cfg.MaxOutputBytes)
-	}
-	if cfg.MaxWallMs > maxWallMs {
-		return nil, fmt.Errorf("config.maxWallMs must be at most %d (Node clamps a longer setTimeout delay to 1ms), got %s", maxWallMs, jsNumber(cfg.MaxWallMs))
-	}
-	if cfg.MaxHeapMB > 1<<20 {
-		return nil, fmt.Errorf("config.maxHeapMb must be at most %d, got %s", 1<<20, jsNumber(cfg.MaxHeapMB))
+	if err := coderuntime.CheckPositive("maxCallDepth", float64(cfg.MaxCallDepth)); err != nil {
+		return nil, err
 	}
 	if cfg.MaxCallDepth > maxCallDepth {
 		return nil, fmt.Errorf("config.maxCallDepth must be at most %d, got %d", maxCallDepth, cfg.MaxCallDepth)
 	}
 	return &Runtime{cfg: cfg, modules: predeclared(), closing: make(chan struct{})}, nil
-}
-
-// jsNumber formats v the way JavaScript's String(v) does for the values a config holds.
-func jsNumber(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "NaN"
-	case math.IsInf(v, 1):
-		return "Infinity"
-	case math.IsInf(v, -1):
-		return "-Infinity"
-	case v == 0:
-		return "0"
-	}
-	if a := math.Abs(v); a >= 1e-6 && a < 1e21 {
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	}
-	s := strconv.FormatFloat(v, 'e', -1, 64) // 1e+21, 1e-07
-	for i := 0; i+2 < len(s); i++ {
-		if s[i] == 'e' && s[i+2] == '0' && len(s) > i+3 {
-			s = s[:i+2] + s[i+3:]
-			break
-		}
-	}
-	return s
 }
 
 // Language reports "python": the runtime serves the Python-flavoured SDK.
@@ -233,7 +183,7 @@ func (r *Runtime) computeBudget() time.Duration {
 
 func (r *Runtime) computeTimeout() coderuntime.Failure {
 	return coderuntime.Failure{Kind: coderuntime.FailureTimeout,
-		Message: "compute budget exhausted (" + jsNumber(r.cfg.ComputeMs) + "ms busy)"}
+		Message: "compute budget exhausted (" + coderuntime.FormatNumber(r.cfg.ComputeMs) + "ms busy)"}
 }
 
 // Run executes one program; see coderuntime.Runtime and the package documentation. It
@@ -305,12 +255,12 @@ func (r *Runtime) Run(ctx context.Context, req coderuntime.Request) (coderuntime
 			o, wait = <-done, false
 		case <-wall.C:
 			state.settle(coderuntime.Failure{Kind: coderuntime.FailureTimeout,
-				Message: "wall-clock ceiling reached (" + jsNumber(r.cfg.MaxWallMs) + "ms)"})
+				Message: "wall-clock ceiling reached (" + coderuntime.FormatNumber(r.cfg.MaxWallMs) + "ms)"})
 			o, wait = <-done, false
 		case <-heap.C:
 			if liveHeap() > heapLimit {
 				state.settle(coderuntime.Failure{Kind: coderuntime.FailureWorkerExit,
-					Message: "worker error: heap limit exceeded (the live heap grew by more than " + jsNumber(r.cfg.MaxHeapMB) + " MiB)"})
+					Message: "worker error: heap limit exceeded (the live heap grew by more than " + coderuntime.FormatNumber(r.cfg.MaxHeapMB) + " MiB)"})
 				o, wait = <-done, false
 			}
 		}
