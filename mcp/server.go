@@ -76,7 +76,8 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[*sdk.ServerSession]*serverSession
 	closed   bool
-	wg       sync.WaitGroup
+	wg       sync.WaitGroup // session watchers (their Close hooks)
+	creating sync.WaitGroup // HTTP requests that may create a session
 
 	removeListener func()
 }
@@ -169,13 +170,35 @@ type nopWriteCloser struct{ io.Writer }
 func (nopWriteCloser) Close() error { return nil }
 
 // Handler returns an http.Handler serving the streamable HTTP transport; each MCP session
-// is one connection. opts may be nil.
+// is one connection. opts may be nil. Once the server is closed, requests that would start
+// a session are refused with 503 Service Unavailable.
 func (s *Server) Handler(opts *sdk.StreamableHTTPOptions) http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, opts)
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, opts)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(sessionIDHeader) != "" {
+			// A request of an existing session: Close ends the session itself.
+			h.ServeHTTP(w, r)
+			return
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			http.Error(w, "the MCP server is closed", http.StatusServiceUnavailable)
+			return
+		}
+		s.creating.Add(1)
+		s.mu.Unlock()
+		defer s.creating.Done()
+		h.ServeHTTP(w, r)
+	})
 }
 
-// Close stops following the registry, closes every connection and waits for their Close
-// hooks. It is idempotent.
+// sessionIDHeader is the streamable HTTP header naming the session of a request.
+const sessionIDHeader = "Mcp-Session-Id"
+
+// Close stops following the registry, closes every connection — stdio and streamable HTTP,
+// whether or not it initialized or called a tool — and waits for their Close hooks. It is
+// idempotent.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -193,8 +216,21 @@ func (s *Server) Close() error {
 	for _, ss := range open {
 		ss.Close()
 	}
+	// The go-sdk server knows every connection, including those that have not sent
+	// notifications/initialized yet. Close them, let the requests that were creating a
+	// session finish (closing a session ends its requests), and close what they created.
+	s.closeAll()
+	s.creating.Wait()
+	s.closeAll()
 	s.wg.Wait()
 	return nil
+}
+
+// closeAll closes every session the go-sdk server holds.
+func (s *Server) closeAll() {
+	for ss := range s.srv.Sessions() {
+		ss.Close()
+	}
 }
 
 // session returns the state of connection ss, creating it (and running OnSession) on first

@@ -93,6 +93,9 @@ func runMCPServe(ctx context.Context, e *env, args []string) error {
 		return err
 	case <-ctx.Done():
 	}
+	// Closing the MCP server first ends the sessions' open SSE streams, so the HTTP
+	// server's shutdown does not wait for them.
+	srv.Close()
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	hs.Shutdown(shutdown)

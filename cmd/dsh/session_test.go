@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -176,16 +177,30 @@ func TestMCPServeHTTP(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body.String(), `"serverInfo"`) {
 		t.Errorf("initialize: %d %s", resp.StatusCode, body.String())
 	}
-	// End the MCP session as a client does. (A session that never called a tool is not
-	// closed by mcp.Server.Close; it would live until the process exits.)
-	del, _ := http.NewRequest("DELETE", url, nil)
-	del.Header.Set("Mcp-Session-Id", resp.Header.Get("Mcp-Session-Id"))
-	if resp, err := client.Do(del); err == nil {
-		resp.Body.Close()
+	// The session never calls a tool (nor even sends notifications/initialized) and holds
+	// its standalone SSE stream open: stopping the server still ends it.
+	get, _ := http.NewRequest("GET", url, nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set("Mcp-Session-Id", resp.Header.Get("Mcp-Session-Id"))
+	get.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	sse, err := (&http.Client{}).Do(get)
+	if err != nil {
+		t.Fatal(err)
 	}
-	client.CloseIdleConnections()
+	defer sse.Body.Close()
+	if sse.StatusCode != http.StatusOK {
+		t.Fatalf("standalone SSE stream: %s", sse.Status)
+	}
+	streamEnded := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, sse.Body)
+		close(streamEnded)
+	}()
 	cancel()
 	if code := <-done; code != 0 {
 		t.Errorf("dsh mcp serve --http exited %d: %s", code, errb.String())
 	}
+	<-streamEnded
+	client.CloseIdleConnections()
+	http.DefaultClient.CloseIdleConnections()
 }
