@@ -105,8 +105,37 @@ func TestChildEnv(t *testing.T) {
 	parent := []string{"PATH=/bin", "HOME=/root", "OPENAI_API_KEY=x", "db_password=y", "GH_TOKEN=z", "CLIENT_SECRET=w",
 		"DSH_HOME=/d", "dsh_debug=1", "KEEP=1", "OVERRIDE=old"}
 	got := mcp.ChildEnv(parent, map[string]string{"OVERRIDE": "new", "NEEDED_TOKEN": "explicit"})
-	want := []string{"PATH=/bin", "HOME=/root", "KEEP=1", "NEEDED_TOKEN=explicit", "OVERRIDE=new"}
+	want := []string{"PATH=/bin", "HOME=/root", "KEEP=1", "NEEDED_TOKEN=explicit", "OVERRIDE=new", "DSH_MCP_SERVE_DEPTH=1"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("ChildEnv = %v, want %v", got, want)
+	}
+	// The depth marker is the one DSH_* variable passed on, one deeper than the parent's;
+	// a declaration cannot reset it.
+	for _, c := range []struct {
+		parent []string
+		extra  map[string]string
+		want   string
+	}{
+		{[]string{"DSH_MCP_SERVE_DEPTH=1"}, nil, "DSH_MCP_SERVE_DEPTH=2"},
+		{[]string{"DSH_MCP_SERVE_DEPTH=7", "DSH_HOME=/d"}, map[string]string{"DSH_MCP_SERVE_DEPTH": "0"}, "DSH_MCP_SERVE_DEPTH=8"},
+		{[]string{"DSH_MCP_SERVE_DEPTH=junk"}, nil, "DSH_MCP_SERVE_DEPTH=1"},
+		{[]string{"DSH_MCP_SERVE_DEPTH=-3"}, nil, "DSH_MCP_SERVE_DEPTH=1"},
+	} {
+		if got := strings.Join(mcp.ChildEnv(c.parent, c.extra), " "); got != c.want {
+			t.Errorf("ChildEnv(%v, %v) = %q, want %q", c.parent, c.extra, got, c.want)
+		}
+	}
+}
+
+func TestDepth(t *testing.T) {
+	for v, want := range map[string]int{"": 0, "0": 0, "1": 1, "12": 12, "-1": 0, "x": 0, " 2": 0} {
+		if got := mcp.Depth(func(k string) string {
+			if k != mcp.DepthEnv {
+				t.Errorf("Depth read %q", k)
+			}
+			return v
+		}); got != want {
+			t.Errorf("Depth(%q) = %d, want %d", v, got, want)
+		}
 	}
 }

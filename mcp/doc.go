@@ -12,7 +12,9 @@
 // model sees ProjectText of the blocks; a result with isError fails with that text.
 //
 // A Mount supervises one server: it connects (a stdio child process with a
-// credential-scrubbed environment, or a streamable HTTP endpoint), initializes within
+// credential-scrubbed environment, see ChildEnv, which also marks the child's MCP nesting
+// depth in DepthEnv so that a dsh mounted by dsh can refuse to mount dsh again, or a
+// streamable HTTP endpoint), initializes within
 // startupTimeoutMs, syncs the tool list in two phases (fetch every page, then swap
 // generations atomically) and re-syncs on notifications/tools/list_changed. A lost
 // connection is retried with exponential backoff per the reconnect policy while the last

@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -219,13 +220,35 @@ func (h *Host) Close() error {
 // sensitiveEnv matches credential-shaped variable names, which stdio servers do not inherit.
 var sensitiveEnv = regexp.MustCompile(`(?i)KEY|PASSWORD|SECRET|TOKEN`)
 
+// DepthEnv is the one DSH_* variable a stdio server inherits: how many dsh processes
+// started it as an MCP server, directly or through other servers. ChildEnv sets it to one
+// more than the parent's own value, so a dsh that finds it set (see Depth) knows it is an
+// MCP server of another dsh and can refuse to mount its configured servers — which might
+// include dsh itself, and would then start dsh again without end.
+const DepthEnv = "DSH_MCP_SERVE_DEPTH"
+
+// Depth returns the nesting depth getenv reports in DepthEnv: 0 for a process no dsh started
+// as an MCP server (the variable unset, or not a non-negative integer).
+func Depth(getenv func(string) string) int {
+	n, err := strconv.Atoi(getenv(DepthEnv))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
 // ChildEnv returns the environment of a stdio server: environ without credential-shaped
 // names (KEY, PASSWORD, SECRET, TOKEN, any case) and without DSH_* names, then extra, which
-// wins. Credentials a server needs go through its declaration's env.
+// wins, then DepthEnv set to one more than environ's value (extra cannot change it).
+// Credentials a server needs go through its declaration's env.
 func ChildEnv(environ []string, extra map[string]string) []string {
-	out := make([]string, 0, len(environ)+len(extra))
+	out := make([]string, 0, len(environ)+len(extra)+1)
+	depth := 0
 	for _, kv := range environ {
-		k, _, _ := strings.Cut(kv, "=")
+		k, v, _ := strings.Cut(kv, "=")
+		if k == DepthEnv {
+			depth = Depth(func(string) string { return v })
+		}
 		if sensitiveEnv.MatchString(k) || strings.HasPrefix(strings.ToUpper(k), "DSH_") {
 			continue
 		}
@@ -235,9 +258,11 @@ func ChildEnv(environ []string, extra map[string]string) []string {
 		out = append(out, kv)
 	}
 	for _, k := range slices.Sorted(maps.Keys(extra)) {
-		out = append(out, k+"="+extra[k])
+		if k != DepthEnv {
+			out = append(out, k+"="+extra[k])
+		}
 	}
-	return out
+	return append(out, DepthEnv+"="+strconv.Itoa(depth+1))
 }
 
 // ToolInfo describes one tool a mount registered.

@@ -8,6 +8,7 @@ import (
 	"github.com/dsh-go/dsh/card"
 	"github.com/dsh-go/dsh/internal/term"
 	"github.com/dsh-go/dsh/jsonv"
+	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -46,7 +47,8 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	if f := stderrFile(e); e.stdin != nil && f != nil {
 		prompter = approval.ForStdio(e.stdin, f)
 	}
-	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, Prompter: prompter})
+	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, Prompter: prompter,
+		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr})
 	if err != nil {
 		return err
 	}

@@ -37,12 +37,16 @@ func TestDemo(t *testing.T) {
 			"- \tfmt.Println(\"hello\")", "+ \tfmt.Println(\"hello, world\")",
 			"● Read README.md\n● Read main.go\n✓ read · ",
 			"● Count the lines of README.md and main.go\n  │ const files",
-			// The program's two reads run in parallel; they settle in submission order.
-			"  ✓ read {\"file_path\":\"README.md\"}\n  ✓ read {\"file_path\":\"main.go\"}\n✓ run_code\n  README.md: 5 lines\n  main.go: 7 lines\n",
+			// The program's two reads run in parallel. They commit in the order the lane
+			// received them, which the QuickJS runtime does not tie to the program's call
+			// order (each binding call reaches the lane from its own goroutine).
+			"  ✓ read {\"file_path\":\"README.md\"}\n", "  ✓ read {\"file_path\":\"main.go\"}\n",
+			"\n✓ run_code\n  README.md: 5 lines\n  main.go: 7 lines\n",
 		}},
 		{"code", []string{
 			"● Read README.md and main.go in parallel\n",
-			"  ✓ read {\"file_path\":\"README.md\"}\n  ✓ read {\"file_path\":\"main.go\"}\n✓ run_code\n",
+			"  ✓ read {\"file_path\":\"README.md\"}\n", "  ✓ read {\"file_path\":\"main.go\"}\n",
+			// The bash calls are awaited one after the other: their order is the program's.
 			"  ✓ edit {\"file_path\":\"main.go\"",
 			"  ✗ bash {\"command\":\"rm -rf build\",\"description\":\"Remove old build o… → Error: tool \"bash\" is denied by permission rule \"bash(rm -rf *)\"\n" +
 				"  ✓ bash {\"command\":\"sleep 30\",\"description\":\"Wait for a slow check\"…\n✓ run_code\n",
@@ -129,18 +133,7 @@ func TestDemoJSON(t *testing.T) {
 // TestDemoBinary builds dsh once and runs the demo as a subprocess: the real main, with its
 // hidden Code Mode worker mode, in a clean environment.
 func TestDemoBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command")
-	}
-	bin := filepath.Join(t.TempDir(), "dsh")
-	build := exec.Command(gobin, "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildDsh(t)
 	home := filepath.Join(t.TempDir(), "home")
 	cmd := exec.Command(bin, "demo")
 	cmd.Dir = t.TempDir()
@@ -196,7 +189,8 @@ func TestDemoCodeDispatchOrder(t *testing.T) {
 	if len(order) != 3 {
 		t.Fatalf("dispatch events of %d run_code calls, want 3: %v", len(order), runs)
 	}
-	// The reads run in parallel: both kinds in submission order, each settle after its start.
+	// The reads run in parallel: both kinds in the lane's submission order (the order the
+	// calls reached it), each settle after its start.
 	reads := runs[order[0]]
 	if pos := func(e string) int { return slices.Index(reads, e) }; len(reads) != 4 ||
 		pos("start 1") < 0 || pos("start 1") > pos("start 2") || pos("settle 1") > pos("settle 2") ||

@@ -35,6 +35,8 @@ func runMCP(ctx context.Context, e *env, args []string) error {
 // runMCPServe serves the whole governed tool set as an MCP server: on standard input and
 // output, or over streamable HTTP with --http. Every call goes through the pipeline —
 // permission rules, guards, timeouts, spill — with nobody to approve: an "ask" is denied.
+// A dsh that another dsh started as an MCP server (mcp.DepthEnv is set) serves without
+// mounting its configured MCP servers, which could include dsh itself.
 func runMCPServe(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "mcp serve", "mcp serve [--http ADDR] [--workspace DIR] [flags]")
 	addr := fs.String("http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8931) instead of stdio")
@@ -55,7 +57,7 @@ func runMCPServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config})
+	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr})
 	if err != nil {
 		return err
 	}
@@ -129,11 +131,15 @@ func runMCPList(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "no MCP servers are configured (declare them under mcp.servers in %s or %s)\n", c.user, c.project)
 		return nil
 	}
-	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config})
+	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, MCPDepth: mcp.Depth(e.getenv)})
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
+	if rt.mcpSkipped != "" {
+		fmt.Fprintln(e.stdout, rt.mcpSkipped)
+		return nil
+	}
 	host := rt.mcp
 	deadline := time.Now().Add(*wait)
 	for time.Now().Before(deadline) && ctx.Err() == nil && connecting(host) {

@@ -11,6 +11,7 @@ import (
 	"github.com/dsh-go/dsh/llm"
 	"github.com/dsh-go/dsh/llm/openai"
 	"github.com/dsh-go/dsh/llm/script"
+	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/session"
 )
@@ -127,7 +128,8 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 			prompter = approval.ForStdio(e.stdin, f)
 		}
 	}
-	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ar.workspace, Mode: mode, Config: c.Config, Log: log, Prompter: prompter, Session: id})
+	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ar.workspace, Mode: mode, Config: c.Config, Log: log, Prompter: prompter, Session: id,
+		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr})
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/dsh-go/dsh/agent"
 	"github.com/dsh-go/dsh/codemode"
@@ -45,6 +48,12 @@ type runtimeConfig struct {
 	Prompter approval.Prompter
 	// NoMCP skips the configured MCP servers (for rendering cards from a log).
 	NoMCP bool
+	// MCPDepth is how many dsh processes started this one as an MCP server (mcp.Depth of
+	// the environment). When it is not 0 the configured MCP servers are not mounted: they
+	// may include dsh itself, which would mount them again without end.
+	MCPDepth int
+	// Stderr receives notices (why MCP servers were not mounted); nil discards them.
+	Stderr io.Writer
 	// Session is the id of the session the runtime serves, which names its spill directory
 	// so that a resumed session can still read what it spilled; "" gives the runtime a
 	// private spill directory of its own.
@@ -57,9 +66,12 @@ type runtime struct {
 	reg       *tool.Registry
 	workspace string
 	reminder  *reminder.Reminder
-	mcp       *mcp.Host // nil when no MCP server is configured
-	spillDir  string    // where the tools save full outputs; read may open it
-	undos     []func()
+	mcp       *mcp.Host // nil when no MCP server is configured or mounted
+	// mcpSkipped says why the configured MCP servers were not mounted ("" when they were,
+	// or none are configured).
+	mcpSkipped string
+	spillDir   string // where the tools save full outputs; read may open it
+	undos      []func()
 }
 
 // newRuntime builds the registry for cfg: the built-in tools (fs, search, shell), the
@@ -163,7 +175,15 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 	}
 	// MCP servers: their tools join the registry under mcp__<server>__<tool>, governed like
 	// every other tool.
-	if len(c.MCP.Servers) > 0 && !cfg.NoMCP {
+	switch {
+	case len(c.MCP.Servers) == 0 || cfg.NoMCP:
+	case cfg.MCPDepth > 0:
+		rt.mcpSkipped = fmt.Sprintf("not mounting the configured MCP servers (%s): this dsh was started as an MCP server by another dsh (%s=%d), and mounting them could start dsh again without end",
+			strings.Join(slices.Sorted(maps.Keys(c.MCP.Servers)), ", "), mcp.DepthEnv, cfg.MCPDepth)
+		if cfg.Stderr != nil {
+			fmt.Fprintf(cfg.Stderr, "dsh: %s\n", rt.mcpSkipped)
+		}
+	default:
 		host, err := mcp.Install(ctx, reg, c.MCP, mcp.Options{})
 		if err != nil {
 			return nil, fmt.Errorf("MCP servers: %w", err)
