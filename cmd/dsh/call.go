@@ -11,29 +11,70 @@ import (
 	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/tool"
+	dshfs "github.com/dsh-go/dsh/tools/fs"
 )
 
-// runCall implements "dsh call TOOL 'JSON'": one call through the whole pipeline — the
+// callSynopsis is the command line of "dsh call".
+const callSynopsis = "call [flags] TOOL ['JSON'] [TOOL 'JSON']..."
+
+// callHelp explains what the calls of one invocation share, printed by "dsh call -h".
+const callHelp = `Runs tool calls through the whole pipeline (permission rules, approval, guards, timeout,
+output validation, spill), one after another, exactly as an agent's calls would run, and
+stops at the first call that fails (exit status 1). Several calls are given as TOOL 'JSON'
+pairs; a single call's arguments default to {}.
+
+The calls of one invocation run for one agent and share what it has seen: the file tools
+refuse to edit, or to overwrite, an existing file the agent has not read (FS_NOT_OBSERVED),
+so read it in the same invocation:
+
+  dsh call read '{"file_path":"main.go"}' edit '{"file_path":"main.go","old_string":"a","new_string":"b"}'
+
+Nothing carries over from one invocation to the next.
+`
+
+// callSpec is one call of a "dsh call" command line.
+type callSpec struct{ name, raw string }
+
+// parseCalls reads the positional arguments of "dsh call": TOOL, TOOL 'JSON', or several
+// TOOL 'JSON' pairs.
+func parseCalls(pos []string) ([]callSpec, error) {
+	switch {
+	case len(pos) == 1:
+		return []callSpec{{pos[0], "{}"}}, nil
+	case len(pos) == 0 || len(pos)%2 != 0:
+		return nil, &usageError{"want a tool name and optionally its arguments as JSON, or several calls as TOOL 'JSON' pairs"}
+	}
+	calls := make([]callSpec, 0, len(pos)/2)
+	for i := 0; i < len(pos); i += 2 {
+		calls = append(calls, callSpec{pos[i], pos[i+1]})
+	}
+	return calls, nil
+}
+
+// runCall implements "dsh call TOOL 'JSON' …": tool calls through the whole pipeline — the
 // permission rules, approval, guards, the timeout policy, the tool, output validation, the
-// post-execute policies — exactly as an agent's call would run. It prints the call's card
-// and its result's card, or with --json the result object of SPEC §1.7. A failed call
-// exits with status 1.
+// post-execute policies — exactly as an agent's calls would run, one after another for one
+// agent scope, so that later calls see what earlier ones observed (a read authorizes an
+// edit). It prints each call's card and its result's card, or with --json each result
+// object of SPEC §1.7 on a line of its own. The first failed call ends the command with
+// exit status 1; the calls after it do not run.
 func runCall(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "call", "call [flags] TOOL ['JSON arguments']")
-	asJSON := fs.Bool("json", false, "print the result object as JSON instead of cards")
+	fs := newFlags(e, "call", callSynopsis)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: dsh %s\n\n%s\nFlags:\n", callSynopsis, callHelp)
+		fs.PrintDefaults()
+	}
+	asJSON := fs.Bool("json", false, "print each result object as a JSON line instead of cards")
 	workspace := fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to")
 	cf := addConfigFlags(fs, "mode", "permissions.allow", "permissions.ask", "permissions.deny", "shell.sandbox")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) < 1 || len(pos) > 2 {
+	calls, err := parseCalls(pos)
+	if err != nil {
 		fs.Usage()
-		return &usageError{"want a tool name and optionally its arguments as JSON"}
-	}
-	name, raw := pos[0], "{}"
-	if len(pos) == 2 {
-		raw = pos[1]
+		return err
 	}
 	ws, err := workspaceDir(*workspace)
 	if err != nil {
@@ -53,28 +94,37 @@ func runCall(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer rt.Close()
-	// The call runs for an agent scope of its own, so policies that route by agent (approval,
-	// the observation policy) treat it as an agent's call.
+	// The calls run for an agent scope of their own, so policies that route by agent
+	// (approval, the observation policy) treat them as one agent's calls.
 	scope := rt.reg.NewScope("dsh call", nil)
 	defer scope.Close()
-	in := tool.Input{CallID: "call_1", Name: name, Args: tool.ParseArguments(raw), Agent: scope}
 	r := term.For(e.stdout, e.getenv)
-	def := rt.reg.Get(name, scope)
-	if !*asJSON {
-		fmt.Fprint(e.stdout, r.Call(name, agent.CallCard(def, name, in.Args)))
-	}
-	res := rt.reg.Execute(ctx, in)
-	if *asJSON {
-		b, err := jsonv.Marshal(res.JSON())
-		if err != nil {
-			return err
+	for i, call := range calls {
+		in := tool.Input{CallID: fmt.Sprintf("call_%d", i+1), Name: call.name, Args: tool.ParseArguments(call.raw), Agent: scope}
+		def := rt.reg.Get(call.name, scope)
+		if !*asJSON {
+			fmt.Fprint(e.stdout, r.Call(call.name, agent.CallCard(def, call.name, in.Args)))
 		}
-		fmt.Fprintf(e.stdout, "%s\n", b)
-	} else {
-		rc := agent.ResultCard(def, name, in.Args, card.ToolResult{Content: res.Content, IsError: res.IsError, Meta: res.Meta})
-		fmt.Fprint(e.stdout, r.Result(name, rc, res.IsError))
-	}
-	if res.IsError {
+		res := rt.reg.Execute(ctx, in)
+		if *asJSON {
+			b, err := jsonv.Marshal(res.JSON())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "%s\n", b)
+		} else {
+			rc := agent.ResultCard(def, call.name, in.Args, card.ToolResult{Content: res.Content, IsError: res.IsError, Meta: res.Meta})
+			fmt.Fprint(e.stdout, r.Result(call.name, rc, res.IsError))
+		}
+		if !res.IsError {
+			continue
+		}
+		if res.Error != nil && res.Error.Info != nil && res.Error.Info.Code == dshfs.CodeNotObserved {
+			fmt.Fprintf(e.stderr, "dsh call: %s needs the file read first, in the same invocation: dsh call read '{\"file_path\":…}' %s '…' (see dsh call -h)\n", call.name, call.name)
+		}
+		if left := len(calls) - i - 1; left > 0 {
+			fmt.Fprintf(e.stderr, "dsh call: call %d (%s) failed; the %d call(s) after it did not run\n", i+1, call.name, left)
+		}
 		return &exitError{code: 1, err: silentError}
 	}
 	return nil

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -149,4 +151,56 @@ func TestTools(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &schemas); err != nil || len(schemas) != 1 || schemas[0].Name != "run_code" {
 		t.Errorf("tools --mode code --json = %s (%v)", r.stdout, err)
 	}
+}
+
+// TestCallSeveral runs several calls in one invocation: they share one agent's observation
+// state, so a read authorizes the edit after it; across invocations nothing carries over.
+func TestCallSeveral(t *testing.T) {
+	s := newSandbox(t)
+	s.write("a.txt", "one\ntwo\n")
+	readA := `{"file_path":"a.txt"}`
+	edit := `{"file_path":"a.txt","old_string":"one","new_string":"uno"}`
+
+	// Alone, an edit of a file never read fails, with a hint on standard error.
+	r := s.dsh("call", "edit", edit).want(t, 1)
+	mustContain(t, "lone edit", r.stdout, "Error: edit requires reading \""+s.ws+"/a.txt\" first — read the file, then retry")
+	mustContain(t, "lone edit hint", r.stderr, "dsh call: edit needs the file read first, in the same invocation: dsh call read")
+	// A read in an earlier invocation does not count.
+	s.dsh("call", "read", readA).want(t, 0)
+	s.dsh("call", "--json", "edit", edit).want(t, 1)
+
+	r = s.dsh("call", "read", readA, "edit", edit).want(t, 0)
+	want := "● Read a.txt\n✓ read · " + s.ws + "/a.txt · lines 1-2 of 2\n  1 │ one\n  2 │ two\n" +
+		"● Edit a.txt\n✓ edit · Edit a.txt · 1 file\n  a.txt modified\n    - one\n    + uno\n      two\n"
+	if r.stdout != want {
+		t.Errorf("cards:\n got %q\nwant %q", r.stdout, want)
+	}
+	if r.stderr != "" {
+		t.Errorf("stderr = %q", r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(s.ws, "a.txt")); string(b) != "uno\ntwo\n" {
+		t.Errorf("a.txt = %q", b)
+	}
+
+	// --json prints one result object per call; the first failure stops the rest.
+	r = s.dsh("call", "--json", "read", `{"file_path":"missing.txt"}`, "write", `{"file_path":"b.txt","content":"x"}`).want(t, 1)
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], `"code":"FS_NOT_FOUND"`) {
+		t.Errorf("stdout = %q, want the failed read's object only", r.stdout)
+	}
+	mustContain(t, "stderr", r.stderr, "dsh call: call 1 (read) failed; the 1 call(s) after it did not run")
+	if _, err := os.Stat(filepath.Join(s.ws, "b.txt")); !os.IsNotExist(err) {
+		t.Errorf("the call after the failure ran: %v", err)
+	}
+	r = s.dsh("call", "--json", "read", readA, "write", `{"file_path":"a.txt","content":"new\n"}`).want(t, 0)
+	if lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n"); len(lines) != 2 || !strings.Contains(lines[1], `"operation":"update"`) {
+		t.Errorf("stdout = %q, want two result objects", r.stdout)
+	}
+
+	// Several calls need their arguments; the help explains the shared state.
+	r = s.dsh("call", "read", readA, "edit").want(t, 2)
+	mustContain(t, "odd arguments", r.stderr, "several calls as TOOL 'JSON' pairs")
+	r = s.dsh("call", "-h").want(t, 0)
+	mustContain(t, "help", r.stderr, "Usage: dsh call [flags] TOOL ['JSON'] [TOOL 'JSON']...",
+		"stops at the first call that fails", "Nothing carries over from one invocation to the next.")
 }

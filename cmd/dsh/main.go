@@ -66,7 +66,7 @@ func commands() []command {
 	return []command{
 		{name: "run", summary: "run one agent turn on a task in a persisted session", run: runRun},
 		{name: "demo", summary: "watch the agent loop offline, driven by a scripted model", run: runDemo},
-		{name: "call", summary: "run one tool call through the whole pipeline", run: runCall},
+		{name: "call", summary: "run tool calls through the whole pipeline (TOOL 'JSON' …)", run: runCall},
 		{name: "tools", summary: "list the tools the model would see", run: runTools},
 		{name: "session", summary: "list sessions (ls) or render one from its log (show ID)", run: runSession},
 		{name: "mcp", summary: "serve the governed tools over MCP (serve) or list the configured servers (ls)", run: runMCP},
