@@ -45,7 +45,8 @@ func TestRunSurvivesSIGKILL(t *testing.T) {
 	start := func(ctx context.Context, home, ws string, args ...string) *exec.Cmd {
 		cmd := exec.CommandContext(ctx, exe, args...)
 		cmd.Dir = ws
-		cmd.Env = append(os.Environ(), "DSH_TEST_AS_DSH=1", "DSH_HOME="+home, "NO_COLOR=1")
+		// Spill directories go under the test's directory: a killed run cannot remove its own.
+		cmd.Env = append(os.Environ(), "DSH_TEST_AS_DSH=1", "DSH_HOME="+home, "DSH_SPILL_DIR="+dir, "NO_COLOR=1")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		return cmd
 	}
