@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -90,6 +92,20 @@ func forgedWorker(scenario string) int {
 			`{"type":"call","id":7783,"global":"tools","name":"real","args":{"k":"\ud800"}}`,
 		)
 		send(`{"type":"done","value":` + replies(7) + `}`)
+		return hang()
+	case "seqs":
+		// Calls the host refuses itself take no sequence number.
+		send(
+			`{"type":"call","id":1,"global":"tools","name":"seq","args":"a"}`,
+			`{"type":"call","id":2,"global":"tools","name":"missing","args":"x"}`,
+			`{"type":"call","id":3,"global":"tools","name":"seq","args":-0}`,
+			`{"type":"call","id":1,"global":"tools","name":"seq","args":"again"}`,
+			`{"type":"call","id":4,"global":"tools","name":"seq","args":"b"}`,
+			`{"type":"call","id":5,"global":"nope","name":"seq","args":"y"}`,
+			`{"type":"call","id":6,"global":"tools","name":"seq","args":"c"}`,
+		)
+		replies(5)
+		send(`{"type":"done","value":"ok"}`)
 		return hang()
 	case "flood":
 		for range 50 {
@@ -288,6 +304,32 @@ func TestHostilePeer(t *testing.T) {
 			t.Errorf("a call after completion was dispatched %d times", n)
 		}
 	})
+}
+
+// The host numbers the calls that reach a binding densely from 0, in the order their
+// frames arrived; refused frames (unknown names, lossy arguments, a repeated id) take no
+// number.
+func TestCallSeqSkipsRefusedFrames(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string]uint64{}
+	res := forged(t, "seqs", Config{}, tools(map[string]coderuntime.Func{
+		"seq": func(ctx context.Context, args any) (any, error) {
+			n, ok := coderuntime.CallSeq(ctx)
+			if !ok {
+				return nil, errors.New("no sequence number")
+			}
+			mu.Lock()
+			got[args.(string)] = n
+			mu.Unlock()
+			return nil, nil
+		},
+	}))
+	wantValue(t, res, `"ok"`)
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff(map[string]uint64{"a": 0, "b": 1, "c": 2}, got); diff != "" {
+		t.Errorf("sequence numbers (-want +got):\n%s", diff)
+	}
 }
 
 func TestSpawnFailure(t *testing.T) {

@@ -653,6 +653,49 @@ func TestConcurrentBindingCalls(t *testing.T) {
 	})
 }
 
+// Binding calls run concurrently, but each carries its place in the program's call order.
+func TestBindingCallsCarryProgramOrder(t *testing.T) {
+	forEachMode(t, Config{}, func(t *testing.T, rt *Runtime) {
+		const n = 20
+		var mu sync.Mutex
+		seqs := make(map[float64]uint64, n)
+		record := func(ctx context.Context, args any) (any, error) {
+			seq, ok := coderuntime.CallSeq(ctx)
+			if !ok {
+				return nil, errors.New("no sequence number")
+			}
+			i, _ := args.(*jsonv.Object).Get("i")
+			mu.Lock()
+			defer mu.Unlock()
+			if _, dup := seqs[i.(float64)]; dup {
+				return nil, fmt.Errorf("call %v numbered twice", i)
+			}
+			seqs[i.(float64)] = seq
+			return nil, nil
+		}
+		// A call the worker refuses (undefined arguments) never reaches the host and takes
+		// no number; the calls of a second batch follow the first.
+		res := run(t, rt, `
+			const batch = (from: number) => Array.from({ length: 10 }, (_, k) => tools.record({ i: from + k }));
+			const first = batch(0);
+			let refused = "";
+			try { await tools.record(undefined as never) } catch (e) { refused = (e as Error).message }
+			await Promise.all([...first, ...batch(10)]);
+			return refused;
+		`, tools(map[string]coderuntime.Func{"record": record}))
+		wantValue(t, res, `"binding arguments must be lossless JSON"`)
+		mu.Lock()
+		defer mu.Unlock()
+		want := make(map[float64]uint64, n)
+		for i := range n {
+			want[float64(i)] = uint64(i)
+		}
+		if diff := cmp.Diff(want, seqs); diff != "" {
+			t.Errorf("sequence numbers by argument (-want +got):\n%s", diff)
+		}
+	})
+}
+
 func TestInvalidBindingsAreMisuse(t *testing.T) {
 	rt := newRuntime(t, Config{})
 	_, err := rt.Run(context.Background(), coderuntime.Request{Program: "return 1", Bindings: []coderuntime.Namespace{{Global: "console"}}})

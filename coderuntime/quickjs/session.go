@@ -33,6 +33,7 @@ type session struct {
 	logs   []string
 
 	answered map[int64]bool
+	nextSeq  uint64 // the sequence number of the next binding invocation; loop-owned
 	replies  *replyQueue
 	calls    sync.WaitGroup
 	callCtx  context.Context
@@ -258,7 +259,10 @@ func (s *session) handle(f inbound) {
 }
 
 // call answers one binding call: at most once per id, unknown names refused, arguments
-// validated again, the binding invoked in its own goroutine.
+// validated again, the binding invoked in its own goroutine. A call that reaches its
+// binding gets the next sequence number (coderuntime.WithCallSeq): frames are handled one
+// at a time in the order the program made the calls, so the numbers keep that order even
+// though the goroutines race.
 func (s *session) call(f inbound) {
 	if s.answered[f.id] {
 		return
@@ -275,21 +279,23 @@ func (s *session) call(f inbound) {
 		s.replies.put(replyFailure(f.id, "binding arguments must be lossless JSON"))
 		return
 	}
+	ctx := coderuntime.WithCallSeq(s.callCtx, s.nextSeq)
+	s.nextSeq++
 	s.calls.Add(1)
 	go func() {
 		defer s.calls.Done()
-		s.replies.put(s.invoke(fn, f.id, args))
+		s.replies.put(s.invoke(ctx, fn, f.id, args))
 	}()
 }
 
 // invoke runs one binding and builds its reply frame. A panic is contained as a failure.
-func (s *session) invoke(fn coderuntime.Func, id int64, args any) (frame []byte) {
+func (s *session) invoke(ctx context.Context, fn coderuntime.Func, id int64, args any) (frame []byte) {
 	defer func() {
 		if p := recover(); p != nil {
 			frame = replyFailure(id, fmt.Sprintf("binding panicked: %v", p))
 		}
 	}()
-	v, err := fn(s.callCtx, args)
+	v, err := fn(ctx, args)
 	if err != nil {
 		return replyFailure(id, err.Error())
 	}

@@ -44,6 +44,7 @@ type execution struct {
 	start     time.Time
 	waited    time.Duration // time spent in binding calls, which is not busy time
 	nextClock uint64        // the step count at which to read the clock next
+	nextSeq   uint64        // the sequence number of the next binding call (coderuntime.WithCallSeq)
 
 	mu       sync.Mutex
 	finished bool                 // the program returned: later outcomes lose
@@ -155,8 +156,10 @@ func (r *execution) call(f *bindingFunc, args any) (any, error) {
 	if r.over() {
 		return nil, errRunOver
 	}
+	ctx := coderuntime.WithCallSeq(r.callCtx, r.nextSeq)
+	r.nextSeq++
 	began := time.Now()
-	value, failed, message := r.invoke(f.fn, args)
+	value, failed, message := r.invoke(ctx, f.fn, args)
 	r.waited += time.Since(began)
 	if r.over() {
 		return nil, errRunOver
@@ -168,13 +171,13 @@ func (r *execution) call(f *bindingFunc, args any) (any, error) {
 }
 
 // invoke runs a host function and reports whether it failed, and with which message.
-func (r *execution) invoke(fn coderuntime.Func, args any) (value any, failed bool, message string) {
+func (r *execution) invoke(ctx context.Context, fn coderuntime.Func, args any) (value any, failed bool, message string) {
 	defer func() {
 		if p := recover(); p != nil {
 			value, failed, message = nil, true, fmt.Sprintf("binding panicked: %v", p)
 		}
 	}()
-	v, err := fn(r.callCtx, args)
+	v, err := fn(ctx, args)
 	if err != nil {
 		return nil, true, err.Error()
 	}

@@ -200,6 +200,34 @@ return results`, tools(map[string]coderuntime.Func{"record": func(_ context.Cont
 	}
 }
 
+// Starlark binding calls are sequential; they are numbered in that order all the same.
+func TestBindingCallsCarryProgramOrder(t *testing.T) {
+	rt := newRuntime(t, Config{})
+	var seqs []uint64
+	res := run(t, rt, `
+for i in range(3):
+    tools.record(i)
+return [tools.record(3), tools.other(4)]`, tools(map[string]coderuntime.Func{
+		"record": func(ctx context.Context, args any) (any, error) {
+			n, ok := coderuntime.CallSeq(ctx)
+			if !ok {
+				return nil, errors.New("no sequence number")
+			}
+			seqs = append(seqs, n)
+			return float64(n), nil
+		},
+		"other": func(ctx context.Context, args any) (any, error) {
+			n, _ := coderuntime.CallSeq(ctx)
+			seqs = append(seqs, n)
+			return float64(n), nil
+		},
+	}))
+	wantValue(t, res, "[3,4]")
+	if diff := cmp.Diff([]uint64{0, 1, 2, 3, 4}, seqs); diff != "" {
+		t.Errorf("sequence numbers (-want +got):\n%s", diff)
+	}
+}
+
 func TestBindingFailures(t *testing.T) {
 	t.Parallel()
 	rt := newRuntime(t, Config{})
