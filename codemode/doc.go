@@ -17,9 +17,12 @@
 // token as parent, so Code Mode's collapse never applies to it. The calls of one run go
 // through a per-run scheduler with the native loop's contract (SPEC §6.7):
 //
-//   - calls start strictly in submission order (the order in which the runtime invokes the
-//     bindings; calls a program makes concurrently may reach the runner in any order), one
-//     pre-execute stage at a time;
+//   - calls start strictly in submission order, one pre-execute stage at a time.
+//     Submission order is the program's call order: a runtime that numbers its binding
+//     calls (coderuntime.CallSeq, as the QuickJS and Starlark backends do) has each call
+//     queued, and numbered <n>, only after every call the program made before it was
+//     queued or rejected, even when it invokes the bindings concurrently; for a runtime
+//     that does not number them it is the order in which the bindings are invoked;
 //   - concurrency-safe calls overlap, at most Config.MaxParallelSubCalls at once; an
 //     exclusive call waits for the pool to drain, runs alone and holds its barrier until
 //     its post-execute stage is done;

@@ -2,4 +2,12 @@ package codemode
 
 // SetSubmitHook makes r call fn with the sub-call id of every binding call it queues, so
 // that tests can order their moves after a submission.
-func SetSubmitHook(r *Runner, fn func(id string)) { r.onSubmit = fn }
+func SetSubmitHook(r *Runner, fn func(id string)) { r.hooks.submit = fn }
+
+// SetEnterHook makes r call fn with the tool name at the very start of every binding
+// call, so that tests can delay calls before they are submitted.
+func SetEnterHook(r *Runner, fn func(name string)) { r.hooks.enter = fn }
+
+// SetReleasedHook makes r call fn with the sequence number of every numbered binding call
+// once it was queued or rejected.
+func SetReleasedHook(r *Runner, fn func(seq uint64)) { r.hooks.released = fn }

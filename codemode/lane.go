@@ -43,6 +43,8 @@ type lane struct {
 
 	wake chan struct{} // a pending state change for the driver; capacity 1
 
+	turns turns // orders the submission of numbered binding calls
+
 	mu         sync.Mutex
 	submitted  int
 	pending    []*subCall // submitted, not started
@@ -124,43 +126,12 @@ func (l *lane) over(ctx context.Context, name, what string) error {
 // binding returns the program-side function of the tool name (SPEC §6.6).
 func (l *lane) binding(name string) coderuntime.Func {
 	return func(ctx context.Context, args any) (any, error) {
-		if l.ctx.Err() != nil {
-			return nil, l.over(l.ctx, name, "not dispatched")
+		if h := l.r.hooks.enter; h != nil {
+			h(name)
 		}
-		dispatched, logged, err := normalizeArgs(args)
+		sub, err := l.submit(ctx, name, args)
 		if err != nil {
 			return nil, err
-		}
-		l.mu.Lock()
-		if l.closed {
-			l.mu.Unlock()
-			return nil, l.over(l.ctx, name, "not dispatched")
-		}
-		l.submitted++
-		id := l.call.CallID() + ":code:" + strconv.Itoa(l.submitted)
-		sub := &subCall{
-			id:     id,
-			name:   name,
-			logged: logged,
-			done:   make(chan outcome, 1),
-			in: tool.Input{
-				CallID:     id,
-				RootCallID: l.call.RootCallID(),
-				Name:       name,
-				Args:       dispatched,
-				Agent:      l.agent,
-				Parent:     l.call.Token(),
-			},
-		}
-		l.pending = append(l.pending, sub)
-		if !l.driving {
-			l.driving = true
-			go l.drive()
-		}
-		l.mu.Unlock()
-		l.signal()
-		if l.r.onSubmit != nil {
-			l.r.onSubmit(id)
 		}
 
 		select {
@@ -179,6 +150,71 @@ func (l *lane) binding(name string) coderuntime.Func {
 			// leave the call to the drain.
 			return nil, l.over(ctx, name, "result discarded")
 		}
+	}
+}
+
+// submit queues a binding call into the lane, or rejects it before it is queued: when the
+// run is over, or when its arguments are not lossless JSON (SPEC §6.6 steps 1–3). A call
+// the runtime numbered (coderuntime.CallSeq) is queued, and takes its submission number,
+// only after every call numbered before it was queued or rejected, so that the lane sees the
+// program's order even when the runtime invokes the bindings concurrently; a call without
+// a number is queued at once.
+func (l *lane) submit(ctx context.Context, name string, args any) (*subCall, error) {
+	seq, numbered := coderuntime.CallSeq(ctx)
+	if numbered {
+		defer l.release(seq)
+	}
+	if l.ctx.Err() != nil {
+		return nil, l.over(l.ctx, name, "not dispatched")
+	}
+	dispatched, logged, err := normalizeArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	if numbered {
+		if ended := l.turns.wait(ctx, l.ctx, seq); ended != nil {
+			return nil, l.over(ended, name, "not dispatched")
+		}
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil, l.over(l.ctx, name, "not dispatched")
+	}
+	l.submitted++
+	id := l.call.CallID() + ":code:" + strconv.Itoa(l.submitted)
+	sub := &subCall{
+		id:     id,
+		name:   name,
+		logged: logged,
+		done:   make(chan outcome, 1),
+		in: tool.Input{
+			CallID:     id,
+			RootCallID: l.call.RootCallID(),
+			Name:       name,
+			Args:       dispatched,
+			Agent:      l.agent,
+			Parent:     l.call.Token(),
+		},
+	}
+	l.pending = append(l.pending, sub)
+	if !l.driving {
+		l.driving = true
+		go l.drive()
+	}
+	l.mu.Unlock()
+	l.signal()
+	if h := l.r.hooks.submit; h != nil {
+		h(id)
+	}
+	return sub, nil
+}
+
+// release gives up a numbered call's turn, once it is queued or rejected.
+func (l *lane) release(seq uint64) {
+	l.turns.release(seq)
+	if h := l.r.hooks.released; h != nil {
+		h(seq)
 	}
 }
 

@@ -165,7 +165,14 @@ type Runner struct {
 	log         DispatchLog
 	shapers     []LogShaper
 	logger      *slog.Logger
-	onSubmit    func(id string) // a test hook
+	hooks       hooks // test hooks; all nil outside tests
+}
+
+// hooks let tests observe a run's binding calls, and perturb their timing.
+type hooks struct {
+	enter    func(name string) // a binding call began, before anything else
+	submit   func(id string)   // a call was queued, under its sub-call id
+	released func(seq uint64)  // a numbered call was queued or rejected
 }
 
 var _ tool.CodeRunner = (*Runner)(nil)
