@@ -11,3 +11,7 @@ func SetEnterHook(r *Runner, fn func(name string)) { r.hooks.enter = fn }
 // SetReleasedHook makes r call fn with the sequence number of every numbered binding call
 // once it was queued or rejected.
 func SetReleasedHook(r *Runner, fn func(seq uint64)) { r.hooks.released = fn }
+
+// SetParkedHook makes r call fn with the sequence number of every numbered binding call
+// that has to wait for an earlier call before it is queued.
+func SetParkedHook(r *Runner, fn func(seq uint64)) { r.hooks.parked = fn }

@@ -172,7 +172,11 @@ func (l *lane) submit(ctx context.Context, name string, args any) (*subCall, err
 		return nil, err
 	}
 	if numbered {
-		if ended := l.turns.wait(ctx, l.ctx, seq); ended != nil {
+		var parked func()
+		if h := l.r.hooks.parked; h != nil {
+			parked = func() { h(seq) }
+		}
+		if ended := l.turns.wait(ctx, l.ctx, seq, parked); ended != nil {
 			return nil, l.over(ended, name, "not dispatched")
 		}
 	}

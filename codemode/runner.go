@@ -172,6 +172,7 @@ type Runner struct {
 type hooks struct {
 	enter    func(name string) // a binding call began, before anything else
 	submit   func(id string)   // a call was queued, under its sub-call id
+	parked   func(seq uint64)  // a numbered call waits for its turn
 	released func(seq uint64)  // a numbered call was queued or rejected
 }
 

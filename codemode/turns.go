@@ -20,8 +20,8 @@ type turns struct {
 
 // wait blocks until every number below n has been released. It returns the context that
 // ended the wait, call's (the runtime settled the run) or run's (Code Mode settled it), or
-// nil when it is n's turn.
-func (t *turns) wait(call, run context.Context, n uint64) context.Context {
+// nil when it is n's turn. parked, when not nil, is called once if the call has to wait.
+func (t *turns) wait(call, run context.Context, n uint64, parked func()) context.Context {
 	for {
 		t.mu.Lock()
 		if t.next >= n {
@@ -33,6 +33,10 @@ func (t *turns) wait(call, run context.Context, n uint64) context.Context {
 		}
 		moved := t.moved
 		t.mu.Unlock()
+		if parked != nil {
+			parked()
+			parked = nil
+		}
 		select {
 		case <-moved:
 		case <-run.Done():
