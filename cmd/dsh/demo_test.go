@@ -37,16 +37,13 @@ func TestDemo(t *testing.T) {
 			"- \tfmt.Println(\"hello\")", "+ \tfmt.Println(\"hello, world\")",
 			"● Read README.md\n● Read main.go\n✓ read · ",
 			"● Count the lines of README.md and main.go\n  │ const files",
-			// The program's two reads run in parallel. They commit in the order the lane
-			// received them, which the QuickJS runtime does not tie to the program's call
-			// order (each binding call reaches the lane from its own goroutine).
-			"  ✓ read {\"file_path\":\"README.md\"}\n", "  ✓ read {\"file_path\":\"main.go\"}\n",
-			"\n✓ run_code\n  README.md: 5 lines\n  main.go: 7 lines\n",
+			// The program's two reads run in parallel; they are submitted, and commit, in
+			// the program's call order.
+			"  ✓ read {\"file_path\":\"README.md\"}\n  ✓ read {\"file_path\":\"main.go\"}\n✓ run_code\n  README.md: 5 lines\n  main.go: 7 lines\n",
 		}},
 		{"code", []string{
 			"● Read README.md and main.go in parallel\n",
-			"  ✓ read {\"file_path\":\"README.md\"}\n", "  ✓ read {\"file_path\":\"main.go\"}\n",
-			// The bash calls are awaited one after the other: their order is the program's.
+			"  ✓ read {\"file_path\":\"README.md\"}\n  ✓ read {\"file_path\":\"main.go\"}\n✓ run_code\n",
 			"  ✓ edit {\"file_path\":\"main.go\"",
 			"  ✗ bash {\"command\":\"rm -rf build\",\"description\":\"Remove old build o… → Error: tool \"bash\" is denied by permission rule \"bash(rm -rf *)\"\n" +
 				"  ✓ bash {\"command\":\"sleep 30\",\"description\":\"Wait for a slow check\"…\n✓ run_code\n",
@@ -159,7 +156,8 @@ func TestDemoBinary(t *testing.T) {
 
 // TestDemoCodeDispatchOrder checks the order of the Code Mode dispatch events in the code
 // demo's log: a program that awaits each call logs start, settle, start, settle; one that
-// runs calls in parallel logs each kind in submission order, every settle after its start.
+// runs calls in parallel logs each kind in the program's call order, every settle after its
+// start.
 func TestDemoCodeDispatchOrder(t *testing.T) {
 	s := newSandbox(t)
 	r := s.dsh("demo", "--json", "--mode", "code").want(t, 0)
@@ -169,8 +167,9 @@ func TestDemoCodeDispatchOrder(t *testing.T) {
 		var ev struct {
 			Type string `json:"type"`
 			Data struct {
-				ParentCallID string `json:"parentCallId"`
-				SubCallID    string `json:"subCallId"`
+				ParentCallID string          `json:"parentCallId"`
+				SubCallID    string          `json:"subCallId"`
+				Arguments    json.RawMessage `json:"arguments"`
 			} `json:"data"`
 		}
 		if err := json.Unmarshal([]byte(l), &ev); err != nil {
@@ -184,21 +183,33 @@ func TestDemoCodeDispatchOrder(t *testing.T) {
 		if _, ok := runs[parent]; !ok {
 			order = append(order, parent)
 		}
-		runs[parent] = append(runs[parent], kind+" "+strings.TrimPrefix(ev.Data.SubCallID, parent+":code:"))
+		entry := kind + " " + strings.TrimPrefix(ev.Data.SubCallID, parent+":code:")
+		var args struct {
+			FilePath string `json:"file_path"`
+		}
+		if err := json.Unmarshal(ev.Data.Arguments, &args); err != nil {
+			t.Fatalf("dispatch arguments are not an object: %v\n%s", err, l)
+		}
+		if args.FilePath != "" {
+			entry += " " + args.FilePath
+		}
+		runs[parent] = append(runs[parent], entry)
 	}
 	if len(order) != 3 {
 		t.Fatalf("dispatch events of %d run_code calls, want 3: %v", len(order), runs)
 	}
-	// The reads run in parallel: both kinds in the lane's submission order (the order the
-	// calls reached it), each settle after its start.
+	// The reads run in parallel: both kinds in the program's call order (README.md is
+	// sub-call 1, main.go sub-call 2), each settle after its start. Whether the second read
+	// starts before the first one settles is a matter of timing.
 	reads := runs[order[0]]
-	if pos := func(e string) int { return slices.Index(reads, e) }; len(reads) != 4 ||
-		pos("start 1") < 0 || pos("start 1") > pos("start 2") || pos("settle 1") > pos("settle 2") ||
-		pos("start 1") > pos("settle 1") || pos("start 2") > pos("settle 2") {
+	pos := func(e string) int { return slices.Index(reads, e) }
+	if len(reads) != 4 || pos("start 1 README.md") != 0 || pos("start 2 main.go") < 0 ||
+		pos("settle 1 README.md") < 0 || pos("settle 1 README.md") > pos("settle 2 main.go") ||
+		pos("start 2 main.go") > pos("settle 2 main.go") {
 		t.Errorf("parallel reads logged %v", reads)
 	}
 	// The edit, then the two awaited bash calls.
-	if got := strings.Join(runs[order[1]], ", "); got != "start 1, settle 1" {
+	if got := strings.Join(runs[order[1]], ", "); got != "start 1 main.go, settle 1 main.go" {
 		t.Errorf("edit run logged %s", got)
 	}
 	if got := strings.Join(runs[order[2]], ", "); got != "start 1, settle 1, start 2, settle 2" {
