@@ -28,13 +28,16 @@ func Example() {
 		panic(err)
 	}
 
-	// The person at the terminal answers "always" to the first question.
+	// The person asked answers "always" to the first question. (approval.ForStdio gives
+	// the interactive terminal prompter, which shows the same question.)
 	var screen strings.Builder
-	tty := approval.NewTerminal(strings.NewReader("a\n"), &screen)
-	defer tty.Close()
+	person := approval.PrompterFunc(func(ctx context.Context, q approval.Question) (approval.Reply, error) {
+		screen.WriteString(approval.FormatQuestion(q))
+		return approval.Reply{Outcome: tool.ApprovalAllowedOnce, Always: true}, nil
+	})
 	log := session.NewMemory(nil)
 	log.Append(session.TurnStart{Turn: 0}.Event())
-	if _, err := approval.Install(reg, approval.Config{Prompter: tty, Auditor: approval.NewSessionAuditor(log)}); err != nil {
+	if _, err := approval.Install(reg, approval.Config{Prompter: person, Auditor: approval.NewSessionAuditor(log)}); err != nil {
 		panic(err)
 	}
 
