@@ -73,6 +73,40 @@ func BenchmarkBindingConcurrent(b *testing.B) {
 	}
 }
 
+// BenchmarkBindingNumbered measures the submission order of numbered calls (as the QuickJS
+// runtime makes them): 100 calls of a concurrency-safe trivial tool made at once, each on
+// its own goroutine, numbered in reverse of the order they are made, so most wait for
+// their turn.
+func BenchmarkBindingNumbered(b *testing.B) {
+	const calls = 100
+	e := newEnv(b, tool.ModeCode, codemode.Config{})
+	def, err := tool.New("nop", "Does nothing.", func(context.Context, *tool.Call, struct{}) (string, error) {
+		return "ok", nil
+	}, tool.ConcurrencySafe())
+	e.register(b, def, err)
+	e.rt.setProgram(func(p *program) (coderuntime.Result, error) {
+		pend := make([]*pending, calls)
+		for i := range pend {
+			pend[i] = spawnNumbered(p, uint64(calls-1-i), "nop", jsonv.NewObject())
+		}
+		for _, c := range pend {
+			if _, err := c.wait(); err != nil {
+				return coderuntime.Result{}, err
+			}
+		}
+		return ok(nil)
+	})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		e.log.reset()
+		if res := e.run(context.Background(), e.agent, "p"); res.IsError {
+			b.Fatal(res.Error.Message)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*calls), "ns/call")
+}
+
 // BenchmarkRenderTypeScript renders the SDK section of the sample tool set, as every
 // prompt assembly of a code-mode agent does.
 func BenchmarkRenderTypeScript(b *testing.B) {

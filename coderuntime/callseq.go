@@ -5,6 +5,21 @@ import "context"
 // callSeqKey is the context key of a binding call's sequence number.
 type callSeqKey struct{}
 
+// seqCtx carries a call's sequence number; it costs one allocation where context.WithValue
+// would cost two (the number is boxed).
+type seqCtx struct {
+	context.Context
+	n uint64
+}
+
+// Value returns the context itself for callSeqKey and defers to the parent otherwise.
+func (c *seqCtx) Value(key any) any {
+	if _, ok := key.(callSeqKey); ok {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
 // WithCallSeq returns a child of ctx that carries n as the sequence number of a binding
 // call. Backends use it to tell a Func where its call stands in the program's order.
 //
@@ -16,12 +31,14 @@ type callSeqKey struct{}
 // Func invocation, so a consumer may wait for number k-1 before acting on number k, as long
 // as it also stops waiting when the call's context is done.
 func WithCallSeq(ctx context.Context, n uint64) context.Context {
-	return context.WithValue(ctx, callSeqKey{}, n)
+	return &seqCtx{Context: ctx, n: n}
 }
 
 // CallSeq returns the sequence number WithCallSeq attached to a binding call's context, and
 // false when the backend did not number its calls.
 func CallSeq(ctx context.Context) (uint64, bool) {
-	n, ok := ctx.Value(callSeqKey{}).(uint64)
-	return n, ok
+	if c, ok := ctx.Value(callSeqKey{}).(*seqCtx); ok {
+		return c.n, true
+	}
+	return 0, false
 }

@@ -2,6 +2,7 @@ package coderuntime_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -38,4 +39,31 @@ func ExampleCallSeq() {
 		fmt.Println("call number", n)
 	}
 	// Output: call number 2
+}
+
+func TestCallSeqCancellation(t *testing.T) {
+	parent, cancel := context.WithCancelCause(context.Background())
+	ctx := coderuntime.WithCallSeq(parent, 7)
+	cause := errors.New("settled")
+	cancel(cause)
+	<-ctx.Done()
+	if ctx.Err() != context.Canceled || context.Cause(ctx) != cause {
+		t.Errorf("Err %v, Cause %v; want the parent's", ctx.Err(), context.Cause(ctx))
+	}
+	// A context derived from it still finds the number.
+	child, stop := context.WithCancel(ctx)
+	defer stop()
+	if n, ok := coderuntime.CallSeq(child); !ok || n != 7 {
+		t.Errorf("CallSeq(child) = %d, %v", n, ok)
+	}
+}
+
+func BenchmarkWithCallSeq(b *testing.B) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	var n uint64
+	for b.Loop() {
+		m, _ := coderuntime.CallSeq(coderuntime.WithCallSeq(ctx, n+1000))
+		n = m - 999
+	}
 }
