@@ -41,7 +41,8 @@
 // what QuickJS throws when it cannot even allocate the error); a program awaiting something
 // that can never happen runs into the wall-clock ceiling. Binding calls run concurrently,
 // each in its own goroutine, with a context cancelled (cause coderuntime.ErrRunSettled)
-// when the run settles.
+// when the run settles; the context carries the call's place in the program's call order
+// (coderuntime.CallSeq), numbered from 0 as the host receives the calls.
 package quickjs
 
 import (

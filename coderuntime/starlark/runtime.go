@@ -46,7 +46,8 @@
 // lists, tuples and dicts with string keys. The result comes back as Starlark values:
 // integral numbers of magnitude up to 2^53 as int, other numbers as float, arrays as
 // lists, objects as dicts in member order. Binding calls run one at a time, in program
-// order, on the program's goroutine; the time a program waits for one is not busy time.
+// order, on the program's goroutine, numbered from 0 on their context (coderuntime.CallSeq);
+// the time a program waits for one is not busy time.
 //
 // Starlark cannot catch an error, so a failed call (the host function's error, arguments
 // or a result that are not lossless JSON) ends the program with an exception whose last
