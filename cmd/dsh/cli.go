@@ -135,3 +135,29 @@ func stderrFile(e *env) *os.File {
 	f, _ := e.stderr.(*os.File)
 	return f
 }
+
+// parseNoArgs parses the flags of a command that takes no positional arguments.
+func parseNoArgs(fs *flag.FlagSet, args []string) error {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return &usageError{fmt.Sprintf("unexpected argument %q", pos[0])}
+	}
+	return nil
+}
+
+// workspaceConfig resolves the workspace directory and loads the configuration that applies
+// in it.
+func workspaceConfig(e *env, workspace string, cf *configFlags) (string, *loadedConfig, error) {
+	ws, err := workspaceDir(workspace)
+	if err != nil {
+		return "", nil, err
+	}
+	c, err := loadConfig(e, ws, cf)
+	if err != nil {
+		return "", nil, err
+	}
+	return ws, c, nil
+}

@@ -18,18 +18,10 @@ func runConfig(ctx context.Context, e *env, args []string) error {
 	asJSON := fs.Bool("json", false, "print the configuration as JSON")
 	workspace := fs.String("workspace", e.cwd, "the workspace whose .dsh/config.yaml applies")
 	cf := addConfigFlags(fs)
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return &usageError{fmt.Sprintf("unexpected argument %q", pos[0])}
-	}
-	ws, err := workspaceDir(*workspace)
-	if err != nil {
-		return err
-	}
-	c, err := loadConfig(e, ws, cf)
+	_, c, err := workspaceConfig(e, *workspace, cf)
 	if err != nil {
 		return err
 	}

@@ -39,12 +39,8 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	asJSON := fs.Bool("json", false, "print the session events as JSON lines on standard output")
 	keep := fs.Bool("keep", false, "keep the temporary workspace instead of removing it")
 	cf := addConfigFlags(fs, "mode", "sessions.root")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return &usageError{fmt.Sprintf("unexpected argument %q", pos[0])}
 	}
 	mode := tool.ModeBoth
 	ws, err := os.MkdirTemp("", "dsh-demo-")

@@ -42,18 +42,10 @@ func runMCPServe(ctx context.Context, e *env, args []string) error {
 	addr := fs.String("http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8931) instead of stdio")
 	workspace := fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to")
 	cf := addConfigFlags(fs, "mode", "permissions.allow", "permissions.ask", "permissions.deny", "shell.sandbox")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return &usageError{fmt.Sprintf("unexpected argument %q", pos[0])}
-	}
-	ws, err := workspaceDir(*workspace)
-	if err != nil {
-		return err
-	}
-	c, err := loadConfig(e, ws, cf)
+	ws, c, err := workspaceConfig(e, *workspace, cf)
 	if err != nil {
 		return err
 	}
@@ -112,18 +104,10 @@ func runMCPList(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "mcp ls", "mcp ls [--workspace DIR] [--wait DURATION]")
 	workspace := fs.String("workspace", e.cwd, "the workspace whose .dsh/config.yaml applies")
 	wait := fs.Duration("wait", 10*time.Second, "how long to wait for the servers to connect")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return &usageError{fmt.Sprintf("unexpected argument %q", pos[0])}
-	}
-	ws, err := workspaceDir(*workspace)
-	if err != nil {
-		return err
-	}
-	c, err := loadConfig(e, ws, nil)
+	ws, c, err := workspaceConfig(e, *workspace, nil)
 	if err != nil {
 		return err
 	}

@@ -34,12 +34,8 @@ func runSessionList(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "session ls", "session ls [--json] [--sessions-dir DIR]")
 	asJSON := fs.Bool("json", false, "print the sessions as JSON lines")
 	cf := addConfigFlags(fs, "sessions.root")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return &usageError{fmt.Sprintf("unexpected argument %q", pos[0])}
 	}
 	c, err := loadConfig(e, e.cwd, cf)
 	if err != nil {

@@ -20,18 +20,10 @@ func runTools(ctx context.Context, e *env, args []string) error {
 	asJSON := fs.Bool("json", false, "print the model-visible schemas as JSON")
 	workspace := fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to")
 	cf := addConfigFlags(fs, "mode")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return &usageError{fmt.Sprintf("unexpected argument %q", pos[0])}
-	}
-	ws, err := workspaceDir(*workspace)
-	if err != nil {
-		return err
-	}
-	c, err := loadConfig(e, ws, cf)
+	ws, c, err := workspaceConfig(e, *workspace, cf)
 	if err != nil {
 		return err
 	}
