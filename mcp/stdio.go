@@ -27,6 +27,7 @@ type FrameTooLargeError struct {
 	Limit int   // the limit it exceeded
 }
 
+// Error says how large the discarded message was and which limit it exceeded.
 func (e *FrameTooLargeError) Error() string {
 	return fmt.Sprintf("response of %d bytes exceeds the %d-byte message limit and was discarded", e.Size, e.Limit)
 }

@@ -15,6 +15,7 @@ const (
 	Parallel
 )
 
+// String returns "parallel" or "exclusive".
 func (m ExecMode) String() string {
 	if m == Parallel {
 		return "parallel"
