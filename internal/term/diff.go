@@ -1,20 +1,19 @@
 package term
 
+import "github.com/dsh-go/dsh/internal/linediff"
+
 // OpKind is the kind of one line of a diff.
-type OpKind uint8
+type OpKind = linediff.Kind
 
 // Diff line kinds.
 const (
-	OpEqual OpKind = iota
-	OpDelete
-	OpInsert
+	OpEqual  = linediff.Equal
+	OpDelete = linediff.Delete
+	OpInsert = linediff.Insert
 )
 
 // Op is one line of a line diff: kept, deleted from the old text or inserted by the new.
-type Op struct {
-	Kind OpKind
-	Text string
-}
+type Op = linediff.Op
 
 // maxDiffCost bounds the work of Diff (edit distance times total lines); a change beyond it
 // is shown as every old line deleted and every new line inserted.
@@ -35,94 +34,27 @@ func Diff(a, b []string) []Op {
 	}
 	ops := make([]Op, 0, len(a)+len(b)-pre-suf)
 	for _, l := range a[:pre] {
-		ops = append(ops, Op{OpEqual, l})
+		ops = append(ops, Op{Kind: OpEqual, Text: l})
 	}
-	ops = append(ops, myers(a[pre:len(a)-suf], b[pre:len(b)-suf])...)
+	midA, midB := a[pre:len(a)-suf], b[pre:len(b)-suf]
+	mid, ok := linediff.Script(midA, midB, maxDiffCost/max(len(midA)+len(midB), 1))
+	if !ok {
+		mid = trivial(midA, midB)
+	}
+	ops = append(ops, mid...)
 	for _, l := range a[len(a)-suf:] {
-		ops = append(ops, Op{OpEqual, l})
+		ops = append(ops, Op{Kind: OpEqual, Text: l})
 	}
 	return ops
-}
-
-// myers computes the middle part of Diff.
-func myers(a, b []string) []Op {
-	n, m := len(a), len(b)
-	if n == 0 || m == 0 {
-		return trivial(a, b)
-	}
-	max := n + m
-	off := max
-	v := make([]int, 2*max+2)
-	var trace [][]int
-	found := false
-	for d := 0; d <= max && !found; d++ {
-		if d*(n+m) > maxDiffCost {
-			return trivial(a, b)
-		}
-		snap := make([]int, len(v))
-		copy(snap, v)
-		trace = append(trace, snap)
-		for k := -d; k <= d; k += 2 {
-			var x int
-			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
-				x = v[off+k+1]
-			} else {
-				x = v[off+k-1] + 1
-			}
-			y := x - k
-			for x < n && y < m && a[x] == b[y] {
-				x++
-				y++
-			}
-			v[off+k] = x
-			if x >= n && y >= m {
-				found = true
-				break
-			}
-		}
-	}
-	// Walk back through the snapshots (trace[d] holds v before round d).
-	var rev []Op
-	x, y := n, m
-	for d := len(trace) - 1; d >= 0; d-- {
-		v := trace[d]
-		k := x - y
-		var prevK int
-		if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
-			prevK = k + 1
-		} else {
-			prevK = k - 1
-		}
-		prevX := v[off+prevK]
-		prevY := prevX - prevK
-		for x > prevX && y > prevY {
-			rev = append(rev, Op{OpEqual, a[x-1]})
-			x--
-			y--
-		}
-		if d == 0 {
-			break
-		}
-		if x == prevX {
-			rev = append(rev, Op{OpInsert, b[y-1]})
-		} else {
-			rev = append(rev, Op{OpDelete, a[x-1]})
-		}
-		x, y = prevX, prevY
-	}
-	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
-		rev[i], rev[j] = rev[j], rev[i]
-	}
-	return rev
 }
 
 func trivial(a, b []string) []Op {
 	ops := make([]Op, 0, len(a)+len(b))
 	for _, l := range a {
-		ops = append(ops, Op{OpDelete, l})
+		ops = append(ops, Op{Kind: OpDelete, Text: l})
 	}
 	for _, l := range b {
-		ops = append(ops, Op{OpInsert, l})
+		ops = append(ops, Op{Kind: OpInsert, Text: l})
 	}
 	return ops
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/dsh-go/dsh/card"
+	"github.com/dsh-go/dsh/internal/linediff"
 )
 
 // diffContext is how many unchanged lines surround each hunk of a write or edit diff.
@@ -128,20 +129,20 @@ func diffLines(a, b []string) []diffOp {
 	}
 	push(opEqual, a[:pre])
 	midA, midB := a[pre:len(a)-suf], b[pre:len(b)-suf]
-	if script, ok := myers(midA, midB); ok {
+	if script, ok := linediff.Script(midA, midB, maxDiffEdits); ok {
 		// Group each change's deletions before its insertions.
 		for i := 0; i < len(script); {
-			if script[i].kind == opEqual {
-				push(opEqual, []string{script[i].line})
+			if script[i].Kind == linediff.Equal {
+				push(opEqual, []string{script[i].Text})
 				i++
 				continue
 			}
 			var del, ins []string
-			for ; i < len(script) && script[i].kind != opEqual; i++ {
-				if script[i].kind == opDelete {
-					del = append(del, script[i].line)
+			for ; i < len(script) && script[i].Kind != linediff.Equal; i++ {
+				if script[i].Kind == linediff.Delete {
+					del = append(del, script[i].Text)
 				} else {
-					ins = append(ins, script[i].line)
+					ins = append(ins, script[i].Text)
 				}
 			}
 			push(opDelete, del)
@@ -153,106 +154,4 @@ func diffLines(a, b []string) []diffOp {
 	}
 	push(opEqual, a[len(a)-suf:])
 	return ops
-}
-
-type lineOp struct {
-	kind opKind
-	line string
-}
-
-// myers returns a shortest edit script from a to b, or false when it needs more than
-// maxDiffEdits edits.
-func myers(a, b []string) ([]lineOp, bool) {
-	n, m := len(a), len(b)
-	if n == 0 || m == 0 {
-		script := make([]lineOp, 0, n+m)
-		for _, l := range a {
-			script = append(script, lineOp{opDelete, l})
-		}
-		for _, l := range b {
-			script = append(script, lineOp{opInsert, l})
-		}
-		return script, true
-	}
-	// Compare interned ids instead of strings.
-	ids := map[string]int{}
-	intern := func(lines []string) []int {
-		out := make([]int, len(lines))
-		for i, l := range lines {
-			id, ok := ids[l]
-			if !ok {
-				id = len(ids)
-				ids[l] = id
-			}
-			out[i] = id
-		}
-		return out
-	}
-	x, y := intern(a), intern(b)
-	maxD := min(n+m, maxDiffEdits)
-	off := maxD + 1
-	v := make([]int, 2*maxD+3)
-	var trace [][]int
-	for d := 0; d <= maxD; d++ {
-		// Save the frontier of step d-1 over the diagonals step d can come from.
-		trace = append(trace, append([]int(nil), v[off-d:off+d+1]...))
-		for k := -d; k <= d; k += 2 {
-			var i int
-			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
-				i = v[off+k+1] // down: an insertion
-			} else {
-				i = v[off+k-1] + 1 // right: a deletion
-			}
-			j := i - k
-			for i < n && j < m && x[i] == y[j] {
-				i++
-				j++
-			}
-			v[off+k] = i
-			if i >= n && j >= m {
-				return backtrack(a, b, trace, d), true
-			}
-		}
-	}
-	return nil, false
-}
-
-// backtrack rebuilds the edit script from the saved frontiers.
-func backtrack(a, b []string, trace [][]int, dEnd int) []lineOp {
-	i, j := len(a), len(b)
-	var rev []lineOp
-	for d := dEnd; d > 0; d-- {
-		t := trace[d] // t[k+d] is the frontier of step d-1 on diagonal k
-		k := i - j
-		var prevK int
-		if k == -d || (k != d && t[k-1+d] < t[k+1+d]) {
-			prevK = k + 1
-		} else {
-			prevK = k - 1
-		}
-		prevI := t[prevK+d]
-		prevJ := prevI - prevK
-		for i > prevI && j > prevJ {
-			i--
-			j--
-			rev = append(rev, lineOp{opEqual, a[i]})
-		}
-		if prevK == k+1 {
-			j--
-			rev = append(rev, lineOp{opInsert, b[j]})
-		} else {
-			i--
-			rev = append(rev, lineOp{opDelete, a[i]})
-		}
-		i, j = prevI, prevJ
-	}
-	for i > 0 && j > 0 {
-		i--
-		j--
-		rev = append(rev, lineOp{opEqual, a[i]})
-	}
-	for l, r := 0, len(rev)-1; l < r; l, r = l+1, r-1 {
-		rev[l], rev[r] = rev[r], rev[l]
-	}
-	return rev
 }
