@@ -1,6 +1,7 @@
 package coderuntime
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -96,4 +97,28 @@ func FormatNumber(v float64) string {
 		}
 	}
 	return s
+}
+
+// Begin does what every backend does before it runs a program: it validates the bindings
+// (an invalid declaration is a contract error), opens the output ledger, and, when ctx is
+// already cancelled, returns the abort result — charged to the ledger, no program started —
+// as early. A backend returns early as its outcome when it is not nil.
+func Begin(ctx context.Context, req Request, maxOutputBytes int64) (ledger *Ledger, early *Result, err error) {
+	if err := ValidateBindings(req.Bindings); err != nil {
+		return nil, nil, err
+	}
+	ledger = NewLedger(int(maxOutputBytes))
+	if ctx.Err() != nil {
+		res := ledger.Failure(nil, Failure{Kind: FailureAbort, Message: AbortMessage(ctx)}).Normalized()
+		return ledger, &res, nil
+	}
+	return ledger, nil, nil
+}
+
+// Normalized returns r with Logs non-nil, as every outcome reports its logs (possibly none).
+func (r Result) Normalized() Result {
+	if r.Logs == nil {
+		r.Logs = []string{}
+	}
+	return r
 }

@@ -163,27 +163,19 @@ func (r *Runtime) Run(ctx context.Context, req coderuntime.Request) (coderuntime
 	r.mu.Unlock()
 	defer r.runs.Done()
 
-	if err := coderuntime.ValidateBindings(req.Bindings); err != nil {
+	ledger, early, err := coderuntime.Begin(ctx, req, r.cfg.MaxOutputBytes)
+	if err != nil || early != nil {
+		if early != nil {
+			return *early, nil
+		}
 		return coderuntime.Result{}, err
-	}
-	ledger := coderuntime.NewLedger(int(r.cfg.MaxOutputBytes))
-	if ctx.Err() != nil {
-		return normalize(ledger.Failure(nil, coderuntime.Failure{Kind: coderuntime.FailureAbort, Message: coderuntime.AbortMessage(ctx)})), nil
 	}
 	code, positions, err := tsstrip.StripMapped(req.Program)
 	if err != nil {
-		return normalize(ledger.Failure(nil, coderuntime.Failure{Kind: coderuntime.FailureException, Message: err.Error()})), nil
+		return ledger.Failure(nil, coderuntime.Failure{Kind: coderuntime.FailureException, Message: err.Error()}).Normalized(), nil
 	}
 	s := newSession(r, ctx, req.Bindings, ledger)
-	return normalize(s.run(code, encodePositions(positions))), nil
-}
-
-// normalize makes Logs non-nil so a result always renders its logs as an array.
-func normalize(res coderuntime.Result) coderuntime.Result {
-	if res.Logs == nil {
-		res.Logs = []string{}
-	}
-	return res
+	return s.run(code, encodePositions(positions)).Normalized(), nil
 }
 
 // frameLimit is the largest worker frame the host accepts: room for a completion or log

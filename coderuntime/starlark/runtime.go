@@ -200,17 +200,17 @@ func (r *Runtime) Run(ctx context.Context, req coderuntime.Request) (coderuntime
 	r.mu.Unlock()
 	defer r.runs.Done()
 
-	if err := coderuntime.ValidateBindings(req.Bindings); err != nil {
+	ledger, early, err := coderuntime.Begin(ctx, req, r.cfg.MaxOutputBytes)
+	if err != nil || early != nil {
+		if early != nil {
+			return *early, nil
+		}
 		return coderuntime.Result{}, err
-	}
-	ledger := coderuntime.NewLedger(int(r.cfg.MaxOutputBytes))
-	if ctx.Err() != nil {
-		return normalize(ledger.Failure(nil, coderuntime.Failure{Kind: coderuntime.FailureAbort, Message: coderuntime.AbortMessage(ctx)})), nil
 	}
 	env := r.environment(req.Bindings)
 	c, err := compileProgram(req.Program, env.Has)
 	if err != nil {
-		return normalize(ledger.Failure(nil, coderuntime.Failure{Kind: coderuntime.FailureException, Message: err.Error()})), nil
+		return ledger.Failure(nil, coderuntime.Failure{Kind: coderuntime.FailureException, Message: err.Error()}).Normalized(), nil
 	}
 
 	state := &execution{rt: r, cols: c.cols, ledger: ledger, nextClock: checkInterval}
@@ -266,7 +266,7 @@ func (r *Runtime) Run(ctx context.Context, req coderuntime.Request) (coderuntime
 			}
 		}
 	}
-	return normalize(state.result(o.value, o.panicked, o.err)), nil
+	return state.result(o.value, o.panicked, o.err).Normalized(), nil
 }
 
 // environment returns the predeclared names of a run: the shared modules, then the
@@ -293,12 +293,4 @@ func liveHeap() uint64 {
 		return 0
 	}
 	return sample[0].Value.Uint64()
-}
-
-// normalize makes Logs non-nil so a result always renders its logs as an array.
-func normalize(res coderuntime.Result) coderuntime.Result {
-	if res.Logs == nil {
-		res.Logs = []string{}
-	}
-	return res
 }
