@@ -201,11 +201,11 @@ func (r *Runtime) Run(ctx context.Context, req coderuntime.Request) (coderuntime
 	defer r.runs.Done()
 
 	ledger, early, err := coderuntime.Begin(ctx, req, r.cfg.MaxOutputBytes)
-	if err != nil || early != nil {
-		if early != nil {
-			return *early, nil
-		}
+	if err != nil {
 		return coderuntime.Result{}, err
+	}
+	if early != nil {
+		return *early, nil
 	}
 	env := r.environment(req.Bindings)
 	c, err := compileProgram(req.Program, env.Has)
