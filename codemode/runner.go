@@ -174,6 +174,9 @@ type hooks struct {
 	submit   func(id string)   // a call was queued, under its sub-call id
 	parked   func(seq uint64)  // a numbered call waits for its turn
 	released func(seq uint64)  // a numbered call was queued or rejected
+	// idle: the lane driver is about to wait for a change, leaving pending (submitted, not
+	// started) and settled (awaiting an earlier call's commit) calls, by sub-call id.
+	idle func(pending, settled []string)
 }
 
 var _ tool.CodeRunner = (*Runner)(nil)
