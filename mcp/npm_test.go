@@ -2,14 +2,12 @@ package mcp_test
 
 import (
 	"context"
-	"github.com/dsh-go/dsh/internal/testwait"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dsh-go/dsh/internal/mcptest"
 	"github.com/dsh-go/dsh/jsonv"
@@ -119,29 +117,9 @@ func TestServerEverything(t *testing.T) {
 func TestServerEverythingCancellation(t *testing.T) {
 	e := newEnv(t, mcp.Options{})
 	m := e.mount("everything", everythingConfig(t))
-	// The caller cancels a moment after the call was dispatched (after Prepare, so the
-	// result is ABORTED whenever the cancellation lands).
-	e.reg.WrapExecute(func(ctx context.Context, _ *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
-		if cancel, ok := ctx.Value(cancelKey{}).(context.CancelFunc); ok {
-			stop := time.AfterFunc(300*time.Millisecond, cancel)
-			defer stop.Stop()
-		}
-		return next(ctx)
-	})
-	cancelled := func(args string) <-chan *tool.Result {
-		ctx, cancel := context.WithCancel(t.Context())
-		ctx = context.WithValue(ctx, cancelKey{}, context.CancelFunc(cancel))
-		done := make(chan *tool.Result, 1)
-		go func() {
-			defer cancel()
-			done <- e.call(ctx, "mcp__everything__trigger-long-running-operation", args)
-		}()
-		return done
-	}
-
 	// An operation far longer than the test may run: only the cancellation can end the
 	// call, so the call returning at all shows dsh did not wait for the operation.
-	if res := testwait.Recv(t, cancelled(`{"duration":3600,"steps":1}`), "the cancelled call to return"); code(res) != tool.CodeAborted {
+	if res := e.cancelledCall(t, "mcp__everything__trigger-long-running-operation", `{"duration":3600,"steps":1}`); code(res) != tool.CodeAborted {
 		t.Fatalf("cancelled call: %+v", res)
 	}
 
@@ -149,7 +127,7 @@ func TestServerEverythingCancellation(t *testing.T) {
 	// never sends its response. An operation of 1 s is cancelled, then one of 2 s runs to
 	// completion; the server would have answered the first (started earlier, shorter) before
 	// the second, and the host notes a late answer to an abandoned request.
-	if res := testwait.Recv(t, cancelled(`{"duration":1,"steps":1}`), "the cancelled call to return"); code(res) != tool.CodeAborted {
+	if res := e.cancelledCall(t, "mcp__everything__trigger-long-running-operation", `{"duration":1,"steps":1}`); code(res) != tool.CodeAborted {
 		t.Fatalf("cancelled call: %+v", res)
 	}
 	if res := e.call(t.Context(), "mcp__everything__trigger-long-running-operation", `{"duration":2,"steps":1}`); res.IsError {
@@ -161,8 +139,6 @@ func TestServerEverythingCancellation(t *testing.T) {
 		}
 	}
 }
-
-type cancelKey struct{}
 
 func TestServerFilesystem(t *testing.T) {
 	nm := nodeModules(t)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -11,8 +12,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/dsh-go/dsh/internal/testwait"
 
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,6 +44,7 @@ type waitOut struct {
 type fixture struct {
 	reg       *tool.Registry
 	cancelled chan string // the slow tool reports here that its context was cancelled
+	started   chan string // and here that it started
 }
 
 func newFixture(t testing.TB) *fixture {
@@ -48,7 +52,7 @@ func newFixture(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{reg: reg, cancelled: make(chan string, 8)}
+	f := &fixture{reg: reg, cancelled: make(chan string, 8), started: make(chan string, 8)}
 	must := func(def *tool.Definition, err error) {
 		t.Helper()
 		if err != nil {
@@ -65,6 +69,7 @@ func newFixture(t testing.TB) *fixture {
 		return lookupOut{Key: in.Key, Value: len(in.Key)}, nil
 	}, tool.ConcurrencySafe()))
 	must(tool.New("wait", "Wait until cancelled.", func(ctx context.Context, call *tool.Call, _ empty) (waitOut, error) {
+		f.started <- call.CallID()
 		<-ctx.Done()
 		f.cancelled <- call.CallID()
 		return waitOut{Cancelled: true}, ctx.Err()
@@ -250,17 +255,20 @@ func TestServerWithGoClient(t *testing.T) {
 	}
 
 	// Cancelling the client's call cancels the tool's context through the pipeline.
-	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	cctx, cancel := context.WithCancel(ctx)
+	go func() {
+		defer cancel()
+		select {
+		case <-f.started: // the tool runs: cancel the client's call
+		case <-cctx.Done():
+		}
+	}()
 	_, err = cs.CallTool(cctx, &sdk.CallToolParams{Name: "wait", Arguments: map[string]any{}})
 	cancel()
-	if !errors.Is(err, context.DeadlineExceeded) {
+	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled call: %v", err)
 	}
-	select {
-	case <-f.cancelled:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the tool never saw the cancellation")
-	}
+	testwait.Recv(t, f.cancelled, "the tool to see the cancellation")
 
 	// Registry changes reach the client.
 	unregister, err := f.reg.Register(tool.Must(tool.New("late", "Registered later.", func(context.Context, *tool.Call, empty) (string, error) { return "late", nil })))
@@ -269,11 +277,7 @@ func TestServerWithGoClient(t *testing.T) {
 	}
 	waitChanged := func() {
 		t.Helper()
-		select {
-		case <-changed:
-		case <-time.After(10 * time.Second):
-			t.Fatal("no notifications/tools/list_changed")
-		}
+		testwait.Recv(t, changed, "notifications/tools/list_changed")
 	}
 	waitChanged()
 	if res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "late"}); err != nil || textOf(t, res) != "late" {
@@ -385,10 +389,33 @@ func TestServerWithTypeScriptClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testwait.Context(t)
 	cmd := exec.CommandContext(ctx, "node", script, hs.URL)
 	cmd.Env = append(os.Environ(), "MCP_SDK_DIR="+filepath.Join(nm, "@modelcontextprotocol/sdk"))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pace the client: abort the wait call once the tool runs, close once it saw the
+	// cancellation.
+	var sawCancel atomic.Bool
+	go func() {
+		defer stdin.Close()
+		for _, step := range []struct {
+			ch   <-chan string
+			line string
+		}{{f.started, "abort\n"}, {f.cancelled, "close\n"}} {
+			select {
+			case <-step.ch:
+			case <-ctx.Done():
+				return
+			}
+			if _, err := io.WriteString(stdin, step.line); err != nil {
+				return
+			}
+		}
+		sawCancel.Store(true)
+	}()
 	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
@@ -424,9 +451,7 @@ func TestServerWithTypeScriptClient(t *testing.T) {
 	if !report.ReadOnly || !report.Destructive {
 		t.Errorf("annotations: lookup read-only %v, write destructive %v", report.ReadOnly, report.Destructive)
 	}
-	select {
-	case <-f.cancelled:
-	case <-time.After(10 * time.Second):
+	if !sawCancel.Load() {
 		t.Fatal("the TypeScript client's cancellation never reached the tool")
 	}
 }
