@@ -126,6 +126,10 @@ func (s *ScopeLogs) Attach(agent *tool.Scope, log session.Log) (detach func()) {
 	})
 }
 
+// Log returns the log agent's events go to: the one attached to agent or its nearest
+// attached ancestor, or nil.
+func (s *ScopeLogs) Log(agent *tool.Scope) session.Log { return s.find(agent) }
+
 func (s *ScopeLogs) find(agent *tool.Scope) session.Log {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -127,7 +127,7 @@ func (r *recorder) options(reg *tool.Registry) mcp.ServerOptions {
 		scope := reg.NewScope("mcp-"+info.ID, nil)
 		return &mcp.Session{
 			Agent:      scope,
-			BeforeCall: func(_ context.Context, in tool.Input) { r.add("call " + in.Name) },
+			BeforeCall: func(_ context.Context, in tool.Input) error { r.add("call " + in.Name); return nil },
 			AfterCall: func(_ context.Context, in tool.Input, res *tool.Result) {
 				r.add("result " + in.Name + " " + map[bool]string{true: "error", false: "ok"}[res.IsError])
 			},
@@ -193,7 +193,7 @@ func TestServerWithGoClient(t *testing.T) {
 		t.Fatalf("tools (-want +got):\n%s", diff)
 	}
 	in, _ := json.Marshal(byName["lookup"].InputSchema)
-	if want := `{"additionalProperties":false,"properties":{"key":{"description":"the key to look up","type":"string"}},"required":["key"],"type":"object"}`; string(in) != want {
+	if want := `{"properties":{"key":{"description":"the key to look up","type":"string"}},"required":["key"],"type":"object"}`; string(in) != want {
 		t.Errorf("lookup input schema = %s\nwant %s", in, want)
 	}
 	if byName["lookup"].OutputSchema == nil || byName["write"].OutputSchema != nil {
@@ -480,5 +480,45 @@ func TestCallResultContent(t *testing.T) {
 	}
 	if res.StructuredContent != nil {
 		t.Errorf("a non-object output schema produced structuredContent %v", res.StructuredContent)
+	}
+}
+
+// TestServerSessionInfoAndRefusedCall checks OnSession learns the client's name and version
+// from initialize, and a BeforeCall error fails the call without running it.
+func TestServerSessionInfoAndRefusedCall(t *testing.T) {
+	f := newFixture(t)
+	var info mcp.SessionInfo
+	var ran atomic.Bool
+	f.reg.OnPreExecute(func(_ context.Context, _ *tool.Execution, next func() (tool.PreDecision, error)) (tool.PreDecision, error) {
+		ran.Store(true)
+		return next()
+	})
+	s := mcp.NewServer(f.reg, mcp.ServerOptions{OnSession: func(_ context.Context, si mcp.SessionInfo) (*mcp.Session, error) {
+		info = si
+		return &mcp.Session{BeforeCall: func(context.Context, tool.Input) error { return errors.New("disk full") }}, nil
+	}})
+	defer s.Close()
+	ct, st := sdk.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(t.Context())
+	served := make(chan error, 1)
+	go func() { served <- s.ServeTransport(ctx, st) }()
+	defer func() { cancel(); <-served }()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "probe-client", Version: "1.2.3"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "lookup", Arguments: map[string]any{"key": "k"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || textOf(t, res) != "Error: tool call lookup was not started: disk full" {
+		t.Errorf("refused call = %v %q", res.IsError, textOf(t, res))
+	}
+	if ran.Load() {
+		t.Error("the refused call entered the pipeline")
+	}
+	if info.ClientName != "probe-client" || info.ClientVersion != "1.2.3" || info.Transport != mcp.TransportStdio {
+		t.Errorf("session info = %+v", info)
 	}
 }
