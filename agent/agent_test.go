@@ -546,6 +546,40 @@ func TestSchedulerFailureEndsTurn(t *testing.T) {
 	equalStrings(t, "tail", describe(t, a.Log().Events())[4:], []string{"step/end", "turn/end error"})
 }
 
+// TestSchedulerFailureMessage: the turn/end event carries the original failure's message;
+// the Go error returned to the caller says where it failed.
+func TestSchedulerFailureMessage(t *testing.T) {
+	for _, tt := range []struct {
+		failType string
+		call     string
+		goErr    string
+	}{
+		{session.TypeToolCall, "block:c1:x", `agent: turn 1 failed: tool-call scheduler: log tool/call of call "c1": disk full`},
+		{session.TypeToolResult, "note:c1:x", `agent: turn 1 failed: tool-call scheduler: log tool/result of call "c1": disk full`},
+	} {
+		t.Run(tt.failType, func(t *testing.T) {
+			f := newFixture(t)
+			log := &failingLog{Log: session.NewMemory(fixedNow), failType: tt.failType}
+			a, _ := f.agent(t, []script.Reply{{ToolCalls: scriptCalls(tt.call)}}, Config{Log: log})
+			res, err := a.Run(t.Context(), "go")
+			if err == nil || err.Error() != tt.goErr {
+				t.Errorf("Go error = %v\nwant %s", err, tt.goErr)
+			}
+			if res.Reason.Error == nil || res.Reason.Error.Message != "disk full" || res.Reason.Error.Code != CodeUnknown {
+				t.Fatalf("reason = %+v, want UNKNOWN with the original message", res.Reason)
+			}
+			evs := a.Log().Events()
+			end, err := session.DecodeTurnEnd(evs[len(evs)-1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if end.Reason.Error == nil || end.Reason.Error.Message != "disk full" {
+				t.Errorf("turn/end reason = %+v, want the original message", end.Reason)
+			}
+		})
+	}
+}
+
 func TestPreStepHooks(t *testing.T) {
 	f := newFixture(t)
 	a, _ := f.agent(t, []script.Reply{

@@ -99,7 +99,7 @@ func (a *Agent) assemble(ctx context.Context, turn, step int) (assembly, error) 
 	}
 	tools := make([]llm.ToolSchema, len(schemas))
 	for i, s := range schemas {
-		tools[i] = llm.ToolSchema{Name: s.Name, Description: s.Description, Parameters: s.Parameters}
+		tools[i] = llm.ToolSchema{Name: s.Name, Description: s.Description, Parameters: s.Parameters, Strict: s.Strict}
 	}
 	return assembly{system: RenderPrompt(dedupe(sections)), tools: tools}, nil
 }

@@ -163,10 +163,36 @@ func (t *turnRun) aborted() (session.EndReason, error) {
 func (t *turnRun) failed(err error) (session.EndReason, error) {
 	f := &session.Failure{Message: err.Error(), Code: CodeUnknown}
 	var le *llm.Error
-	if errors.As(err, &le) {
+	var se *schedulerError
+	switch {
+	case errors.As(err, &le):
 		f = &session.Failure{Message: le.Message, Code: le.Code}
+	case errors.As(err, &se):
+		f.Message = se.original()
 	}
 	return session.EndReason{Kind: session.EndError, Error: f}, fmt.Errorf("agent: turn %d failed: %w", t.turn, err)
+}
+
+// schedulerError is a failure of the tool-call scheduler itself, such as a tool/call or
+// tool/result event that could not be made durable. The Go error says where it failed; the
+// turn/end event carries the original failure's message, which is what a reader of the log
+// (or a model resuming the session) can act on.
+type schedulerError struct{ err error }
+
+func (e *schedulerError) Error() string { return "tool-call scheduler: " + e.err.Error() }
+func (e *schedulerError) Unwrap() error { return e.err }
+
+// original returns the message of the innermost error of the chain: the failure itself,
+// without the context each layer added on the way up. A joined error stops the descent.
+func (e *schedulerError) original() string {
+	err := e.err
+	for {
+		inner := errors.Unwrap(err)
+		if inner == nil {
+			return err.Error()
+		}
+		err = inner
+	}
 }
 
 // abortInbox clears the inbox on cancellation unless the cause keeps it (SPEC §5.4).
@@ -272,7 +298,7 @@ func (t *turnRun) stepBody(step int, claimed []content.Message, asm assembly) (s
 	}
 	batch, err := a.sched.Run(t.ctx, a.scope, planned, &committer{t: t, step: step})
 	if err != nil {
-		return 0, fmt.Errorf("tool-call scheduler: %w", err)
+		return 0, &schedulerError{err: err}
 	}
 	if batch.Aborted {
 		return 0, errAborted

@@ -15,3 +15,9 @@ func SetReleasedHook(r *Runner, fn func(seq uint64)) { r.hooks.released = fn }
 // SetParkedHook makes r call fn with the sequence number of every numbered binding call
 // that has to wait for an earlier call before it is queued.
 func SetParkedHook(r *Runner, fn func(seq uint64)) { r.hooks.parked = fn }
+
+// SetIdleHook makes r call fn each time a run's lane driver has nothing it may do and waits
+// for a change, with the calls it left pending (not started) and settled (awaiting an
+// earlier call's commit), so that a test can tell a call the lane declined to start from
+// one it has not looked at yet.
+func SetIdleHook(r *Runner, fn func(pending, settled []string)) { r.hooks.idle = fn }

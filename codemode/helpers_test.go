@@ -1,13 +1,15 @@
 package codemode_test
 
 import (
+	"slices"
+
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dsh-go/dsh/internal/testwait"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/dsh-go/dsh/codemode"
 	"github.com/dsh-go/dsh/coderuntime"
@@ -299,6 +301,7 @@ type idIn struct {
 // gatedTool is a tool whose calls block until the test releases them (or their context is
 // cancelled), recording their order and overlap.
 type gatedTool struct {
+	onStart func(id string) // set before the run; called as each call starts
 	mu      sync.Mutex
 	order   []string
 	waiting map[string]chan struct{}
@@ -317,6 +320,9 @@ func (e *env) gated(tb testing.TB, name string, safe bool) *gatedTool {
 		gate := make(chan struct{})
 		g.mu.Lock()
 		g.order = append(g.order, "start:"+in.ID)
+		if g.onStart != nil {
+			g.onStart(in.ID)
+		}
 		g.waiting[in.ID] = gate
 		g.live++
 		g.peak = max(g.peak, g.live)
@@ -370,27 +376,54 @@ func (g *gatedTool) snapshot() (order []string, peak, aborted int) {
 	return append([]string(nil), g.order...), g.peak, g.aborted
 }
 
-// waitFor polls cond until it holds, failing the test after a generous timeout.
+// waitFor polls cond until it holds, failing the test when the wait outlasts its deadline.
 func waitFor(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Until(tb, what, cond)
 }
 
-// settleStays checks that cond stays false for a short while: used to show that something
-// did not happen (it is a liveness probe, not a timing assertion).
-func staysFalse(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	for range 20 {
-		if cond() {
-			tb.Fatalf("%s happened", what)
+// idleProbe records each state in which a run's lane driver went idle: the calls it left
+// pending (not started) and settled (awaiting an earlier call's commit).
+type idleProbe struct {
+	mu     sync.Mutex
+	states [][2][]string
+}
+
+func (e *env) probeIdle() *idleProbe {
+	p := &idleProbe{}
+	codemode.SetIdleHook(e.runner(), func(pending, settled []string) {
+		p.mu.Lock()
+		p.states = append(p.states, [2][]string{pending, settled})
+		p.mu.Unlock()
+	})
+	return p
+}
+
+// seen reports whether the driver went idle with id pending (settled false) or settled.
+func (p *idleProbe) seen(id string, settled bool) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i := 0
+	if settled {
+		i = 1
+	}
+	for _, st := range p.states {
+		if slices.Contains(st[i], id) {
+			return true
 		}
-		time.Sleep(time.Millisecond)
+	}
+	return false
+}
+
+// declined shows that the lane decided against something: it waits until the driver went
+// idle leaving call id pending (or, with settled, settled but uncommitted), or until
+// happened reports the thing that must not happen, and fails the test if it did happen.
+// No wall-clock pause is involved: the driver going idle is the decision.
+func (p *idleProbe) declined(tb testing.TB, what, id string, settled bool, happened func() bool) {
+	tb.Helper()
+	waitFor(tb, "the lane to leave "+id+" waiting", func() bool { return happened() || p.seen(id, settled) })
+	if happened() {
+		tb.Fatalf("%s happened", what)
 	}
 }
 

@@ -281,7 +281,21 @@ func (l *lane) drive() {
 			l.mu.Unlock()
 			return
 		}
+		var pending, settled []string
+		if l.r.hooks.idle != nil {
+			for _, sub := range l.pending {
+				pending = append(pending, sub.id)
+			}
+			for _, sub := range l.commits {
+				if sub.settled {
+					settled = append(settled, sub.id)
+				}
+			}
+		}
 		l.mu.Unlock()
+		if h := l.r.hooks.idle; h != nil {
+			h(pending, settled)
+		}
 		<-l.wake
 	}
 }

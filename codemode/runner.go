@@ -126,6 +126,10 @@ func (s *ScopeLogs) Attach(agent *tool.Scope, log session.Log) (detach func()) {
 	})
 }
 
+// Log returns the log agent's events go to: the one attached to agent or its nearest
+// attached ancestor, or nil.
+func (s *ScopeLogs) Log(agent *tool.Scope) session.Log { return s.find(agent) }
+
 func (s *ScopeLogs) find(agent *tool.Scope) session.Log {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -174,6 +178,9 @@ type hooks struct {
 	submit   func(id string)   // a call was queued, under its sub-call id
 	parked   func(seq uint64)  // a numbered call waits for its turn
 	released func(seq uint64)  // a numbered call was queued or rejected
+	// idle: the lane driver is about to wait for a change, leaving pending (submitted, not
+	// started) and settled (awaiting an earlier call's commit) calls, by sub-call id.
+	idle func(pending, settled []string)
 }
 
 var _ tool.CodeRunner = (*Runner)(nil)

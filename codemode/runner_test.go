@@ -228,17 +228,18 @@ func TestBridgeExclusiveCallIsABarrier(t *testing.T) {
 	e := newEnv(t, tool.ModeCode, codemode.Config{})
 	safe := e.gated(t, "safe_read", true)
 	writer := e.gated(t, "writer", false)
+	idle := e.probeIdle()
 	e.rt.setProgram(func(p *program) (coderuntime.Result, error) {
 		r1 := p.spawn("safe_read", obj("id", "r1"))
 		waitFor(t, "r1", func() bool { return safe.pending() == 1 })
 		r2 := p.spawn("safe_read", obj("id", "r2"))
 		waitFor(t, "r2", func() bool { return safe.pending() == 2 })
 		w := p.spawn("writer", obj("id", "w"))
-		staysFalse(t, "the writer starting beside the reads", func() bool { return writer.pending() > 0 })
+		idle.declined(t, "the writer starting beside the reads", "call-1:code:3", false, func() bool { return writer.pending() > 0 })
 		safe.releaseAll()
 		waitFor(t, "the writer", func() bool { return writer.pending() == 1 })
 		r3 := p.spawn("safe_read", obj("id", "r3"))
-		staysFalse(t, "r3 starting beside the writer", func() bool { return safe.pending() > 0 })
+		idle.declined(t, "r3 starting beside the writer", "call-1:code:4", false, func() bool { return safe.pending() > 0 })
 		writer.releaseAll()
 		waitFor(t, "r3", func() bool { return safe.pending() == 1 })
 		safe.releaseAll()
@@ -262,11 +263,12 @@ func TestBridgeExclusiveCallIsABarrier(t *testing.T) {
 func TestBridgeCapsParallelSubCalls(t *testing.T) {
 	e := newEnv(t, tool.ModeCode, codemode.Config{MaxParallelSubCalls: 2})
 	g := e.gated(t, "safe_read", true)
+	idle := e.probeIdle()
 	e.rt.setProgram(func(p *program) (coderuntime.Result, error) {
 		calls := []*pending{p.spawn("safe_read", obj("id", "a")), p.spawn("safe_read", obj("id", "b")), p.spawn("safe_read", obj("id", "c"))}
 		waitFor(t, "two calls", func() bool { return g.pending() == 2 })
-		staysFalse(t, "a third concurrent call", func() bool { return g.pending() > 2 })
-		releaseUntilDone(g, calls)
+		idle.declined(t, "a third concurrent call", "call-1:code:3", false, func() bool { return g.pending() > 2 })
+		releaseUntilDone(t, g, calls)
 		return ok("capped")
 	})
 	value(t, e.run(context.Background(), nil, "p"))
@@ -276,11 +278,12 @@ func TestBridgeCapsParallelSubCalls(t *testing.T) {
 }
 
 // releaseUntilDone releases the gated calls as they arrive until every call returned.
-func releaseUntilDone(g *gatedTool, cs []*pending) {
-	for !allDone(cs) {
+func releaseUntilDone(tb testing.TB, g *gatedTool, cs []*pending) {
+	tb.Helper()
+	waitFor(tb, "every call to return", func() bool {
 		g.releaseAll()
-		time.Sleep(100 * time.Microsecond)
-	}
+		return allDone(cs)
+	})
 }
 
 func allDone(cs []*pending) bool {
@@ -367,6 +370,8 @@ func TestBridgeUnregisteredToolIsUnknown(t *testing.T) {
 func TestBridgeOrderedPreExecute(t *testing.T) {
 	e := newEnv(t, tool.ModeCode, codemode.Config{})
 	g := e.gated(t, "safe_read", true)
+	var submitted atomic.Int32
+	codemode.SetSubmitHook(e.runner(), func(string) { submitted.Add(1) })
 	var mu sync.Mutex
 	var stages []string
 	gate := make(chan struct{})
@@ -397,7 +402,9 @@ func TestBridgeOrderedPreExecute(t *testing.T) {
 		a := p.spawn("safe_read", obj("id", "a"))
 		waitFor(t, "the first pre-execute", func() bool { return len(snapshot()) == 1 })
 		b := p.spawn("safe_read", obj("id", "b"))
-		staysFalse(t, "the second pre-execute entering", func() bool { return len(snapshot()) > 1 })
+		// b is queued while a's pre-execute holds the lane; the stage order below shows
+		// whether b's pre-execute overtook it.
+		waitFor(t, "b to be queued", func() bool { return submitted.Load() == 2 })
 		close(gate)
 		waitFor(t, "both bodies", func() bool { return g.pending() == 2 })
 		g.releaseAll()
@@ -416,12 +423,17 @@ func TestBridgeExclusiveHoldsBarrierThroughPostExecute(t *testing.T) {
 	e := newEnv(t, tool.ModeCode, codemode.Config{})
 	writer := e.gated(t, "writer", false)
 	reader := e.gated(t, "safe_read", true)
+	var submitted atomic.Int32
+	codemode.SetSubmitHook(e.runner(), func(string) { submitted.Add(1) })
 	inPost := make(chan struct{})
 	releasePost := make(chan struct{})
+	var postDone, readEarly atomic.Bool
+	reader.onStart = func(string) { readEarly.Store(!postDone.Load()) }
 	e.reg.OnPostExecute(func(_ context.Context, exec *tool.Execution, _ *tool.Result, next func() (tool.PostDecision, error)) (tool.PostDecision, error) {
 		if exec.Name() == "writer" {
 			close(inPost)
 			<-releasePost
+			postDone.Store(true)
 		}
 		return next()
 	})
@@ -429,9 +441,9 @@ func TestBridgeExclusiveHoldsBarrierThroughPostExecute(t *testing.T) {
 		w := p.spawn("writer", obj("id", "w"))
 		waitFor(t, "the writer", func() bool { return writer.pending() == 1 })
 		r := p.spawn("safe_read", obj("id", "r"))
+		waitFor(t, "the read to be queued", func() bool { return submitted.Load() == 2 })
 		writer.releaseAll()
 		<-inPost
-		staysFalse(t, "the read starting during the writer's post-execute", func() bool { return reader.pending() > 0 })
 		close(releasePost)
 		w.wait()
 		waitFor(t, "the read", func() bool { return reader.pending() == 1 })
@@ -440,6 +452,9 @@ func TestBridgeExclusiveHoldsBarrierThroughPostExecute(t *testing.T) {
 		return ok(nil)
 	})
 	value(t, e.run(context.Background(), nil, "p"))
+	if readEarly.Load() {
+		t.Error("the read started during the writer's post-execute")
+	}
 }
 
 func TestBridgeDrainsCommitInProgress(t *testing.T) {
@@ -498,13 +513,14 @@ func TestBridgeCommitsInSubmissionOrder(t *testing.T) {
 		mu.Unlock()
 		return tool.Accept(content.Message{Content: content.Texts("ctx:" + exec.CallID()), Source: &content.Source{Kind: "plugin", Plugin: "order-probe"}}), nil
 	})
+	idle := e.probeIdle()
 	e.rt.setProgram(func(p *program) (coderuntime.Result, error) {
 		a := p.spawn("safe_read", obj("id", "a"))
 		waitFor(t, "a", func() bool { return g.pending() == 1 })
 		b := p.spawn("safe_read", obj("id", "b"))
 		waitFor(t, "b", func() bool { return g.pending() == 2 })
 		g.release("b") // b finishes first
-		staysFalse(t, "b committing before a", func() bool { mu.Lock(); defer mu.Unlock(); return len(post) > 0 })
+		idle.declined(t, "b committing before a", "call-1:code:2", true, func() bool { mu.Lock(); defer mu.Unlock(); return len(post) > 0 })
 		g.release("a")
 		a.wait()
 		b.wait()
@@ -1195,14 +1211,15 @@ func TestNewValidatesConfig(t *testing.T) {
 func TestDefaultParallelCap(t *testing.T) {
 	e := newEnv(t, tool.ModeCode, codemode.Config{})
 	g := e.gated(t, "safe_read", true)
+	idle := e.probeIdle()
 	e.rt.setProgram(func(p *program) (coderuntime.Result, error) {
 		var cs []*pending
 		for i := range 12 {
 			cs = append(cs, p.spawn("safe_read", obj("id", string(rune('a'+i)))))
 		}
 		waitFor(t, "ten calls", func() bool { return g.pending() == codemode.DefaultMaxParallelSubCalls })
-		staysFalse(t, "an eleventh call", func() bool { return g.pending() > codemode.DefaultMaxParallelSubCalls })
-		releaseUntilDone(g, cs)
+		idle.declined(t, "an eleventh call", "call-1:code:11", false, func() bool { return g.pending() > codemode.DefaultMaxParallelSubCalls })
+		releaseUntilDone(t, g, cs)
 		return ok(nil)
 	})
 	value(t, e.run(context.Background(), nil, "p"))

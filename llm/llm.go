@@ -76,6 +76,9 @@ type ToolSchema struct {
 	// Parameters is the arguments' JSON Schema: a jsonv value (usually *jsonv.Object), or any
 	// Go value jsonv.Snapshot or jsonv.FromGo accepts. Nil means an object with no properties.
 	Parameters any
+	// Strict asks for the API's strict tool mode, where it has one (OpenAI-compatible
+	// "strict": true): the model's arguments are held to Parameters.
+	Strict bool
 }
 
 // EventType says what an Event reports.

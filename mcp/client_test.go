@@ -206,8 +206,13 @@ func TestCallerCancellationCancelsTheServerCall(t *testing.T) {
 
 	// The bad server ignores cancellation and answers late; the bridge notes and drops that
 	// answer. (This is the detector the npm cancellation test relies on.)
-	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+	// The caller cancels once the server has started on the request.
+	ctx, cancel = context.WithCancel(t.Context())
 	defer cancel()
+	go func() {
+		defer cancel()
+		eventually(t, "the server to start on the slow call", func() bool { return strings.Contains(stderrOf(m), "slow on ") })
+	}()
 	if res := e.call(ctx, "mcp__bad__slow", `{"ms":300}`); code(res) != tool.CodeAborted {
 		t.Fatalf("cancelled slow: %+v", res.Error)
 	}

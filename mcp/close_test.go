@@ -2,13 +2,15 @@ package mcp_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/dsh-go/dsh/internal/testwait"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -51,33 +53,21 @@ func TestServerCloseEndsIdleHTTPSessions(t *testing.T) {
 		s.Close()
 		close(closed)
 	}()
-	select {
-	case <-closed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Server.Close did not return")
-	}
+	testwait.Recv(t, closed, "Server.Close to return")
 	if got := rec.all(); !slices.Equal(got, []string{"open streamable-http", "open streamable-http", "close", "close"}) {
 		t.Errorf("session events = %v, want both sessions closed by Server.Close", got)
 	}
 	for i, cs := range clients {
 		ended := make(chan error, 1)
 		go func() { ended <- cs.Wait() }()
-		select {
-		case <-ended:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("client %d: the connection is still open after Server.Close", i)
-		}
+		testwait.Recv(t, ended, fmt.Sprintf("client %d's connection to end after Server.Close", i))
 	}
 	ended := make(chan error, 1)
 	go func() {
 		_, err := io.Copy(io.Discard, stream)
 		ended <- err
 	}()
-	select {
-	case <-ended:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the uninitialized session's SSE stream is still open after Server.Close")
-	}
+	testwait.Recv(t, ended, "the uninitialized session's SSE stream to end after Server.Close")
 	// New sessions are refused.
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: hs.URL}, nil)
 	if err == nil {

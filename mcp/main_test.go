@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-go/dsh/internal/testwait"
+
 	"go.uber.org/goleak"
 
 	"github.com/dsh-go/dsh/content"
@@ -80,6 +82,14 @@ func newEnv(t *testing.T, opts mcp.Options) *env {
 	if opts.ShutdownGrace == 0 {
 		opts.ShutdownGrace = 200 * time.Millisecond
 	}
+	// cancelledCall's calls are cancelled a moment after their dispatch began.
+	reg.WrapExecute(func(ctx context.Context, _ *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
+		if cancel, ok := ctx.Value(cancelKey{}).(context.CancelFunc); ok {
+			stop := time.AfterFunc(300*time.Millisecond, cancel)
+			defer stop.Stop()
+		}
+		return next(ctx)
+	})
 	h := mcp.NewHost(reg.Global(), opts)
 	t.Cleanup(func() { h.Close() })
 	return &env{t: t, reg: reg, host: h, log: lb}
@@ -118,6 +128,23 @@ func (e *env) call(ctx context.Context, name, args string) *tool.Result {
 	return e.reg.Execute(ctx, tool.Input{CallID: "c1", Name: name, Args: tool.ParseArguments(args)})
 }
 
+type cancelKey struct{}
+
+// cancelledCall runs a call that the caller cancels a moment after its dispatch began
+// (after Prepare, so the result is ABORTED whenever the cancellation lands), and fails the
+// test if the call does not return within the test's deadline.
+func (e *env) cancelledCall(t *testing.T, name, args string) *tool.Result {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	ctx = context.WithValue(ctx, cancelKey{}, context.CancelFunc(cancel))
+	done := make(chan *tool.Result, 1)
+	go func() {
+		defer cancel()
+		done <- e.call(ctx, name, args)
+	}()
+	return testwait.Recv(t, done, "the cancelled call to return")
+}
+
 // text returns the text of a one-text-block result.
 func text(t *testing.T, res *tool.Result) string {
 	t.Helper()
@@ -137,13 +164,7 @@ func code(res *tool.Result) string {
 // eventually polls cond every 10 ms until it holds or 10 s pass.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Until(t, what, cond)
 }
 
 func stderrOf(m *mcp.Mount) string {

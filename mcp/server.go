@@ -43,6 +43,9 @@ type ServerOptions struct {
 type SessionInfo struct {
 	ID        string // the streamable HTTP session id, or a fresh id for stdio connections
 	Transport string // TransportStdio or TransportStreamableHTTP
+	// ClientName and ClientVersion are what the client announced in initialize (clientInfo);
+	// empty when it announced nothing.
+	ClientName, ClientVersion string
 }
 
 // Session is what the host attaches to one client connection. Every field is optional.
@@ -51,8 +54,9 @@ type Session struct {
 	// and presentation mode apply, and approvals are routed with it. Nil runs calls as
 	// direct calls, which the approval service cannot route (every "ask" is denied).
 	Agent *tool.Scope
-	// BeforeCall runs before each call enters the pipeline (for example to log tool/call).
-	BeforeCall func(ctx context.Context, in tool.Input)
+	// BeforeCall runs before each call enters the pipeline (for example to log tool/call
+	// durably). An error fails the call with its message, without running it.
+	BeforeCall func(ctx context.Context, in tool.Input) error
 	// AfterCall receives each final result (for example to log tool/result).
 	AfterCall func(ctx context.Context, in tool.Input, res *tool.Result)
 	// Close runs once when the connection ends.
@@ -137,7 +141,8 @@ func (s *Server) ServeTransport(ctx context.Context, t sdk.Transport) error {
 	if err != nil {
 		return err
 	}
-	s.session(ctx, ss)
+	// The connection's session is set up once the client has initialized (so that its
+	// clientInfo is known), or at its first call.
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	select {
@@ -257,6 +262,9 @@ func (s *Server) session(ctx context.Context, ss *sdk.ServerSession) *serverSess
 	if info.ID == "" {
 		info.ID, info.Transport = ids.New("mcp_"), TransportStdio
 	}
+	if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+		info.ClientName, info.ClientVersion = p.ClientInfo.Name, p.ClientInfo.Version
+	}
 	if s.opts.OnSession != nil {
 		h, err := s.opts.OnSession(ctx, info)
 		switch {
@@ -300,7 +308,9 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 		Agent:  c.hooks.Agent,
 	}
 	if c.hooks.BeforeCall != nil {
-		c.hooks.BeforeCall(ctx, in)
+		if err := c.hooks.BeforeCall(ctx, in); err != nil {
+			return errorResult(fmt.Sprintf("tool call %s was not started: %v", in.Name, err), nil), nil
+		}
 	}
 	res := s.reg.Execute(ctx, in)
 	if c.hooks.AfterCall != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -11,8 +12,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/dsh-go/dsh/internal/testwait"
 
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,6 +44,7 @@ type waitOut struct {
 type fixture struct {
 	reg       *tool.Registry
 	cancelled chan string // the slow tool reports here that its context was cancelled
+	started   chan string // and here that it started
 }
 
 func newFixture(t testing.TB) *fixture {
@@ -48,7 +52,7 @@ func newFixture(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{reg: reg, cancelled: make(chan string, 8)}
+	f := &fixture{reg: reg, cancelled: make(chan string, 8), started: make(chan string, 8)}
 	must := func(def *tool.Definition, err error) {
 		t.Helper()
 		if err != nil {
@@ -65,6 +69,7 @@ func newFixture(t testing.TB) *fixture {
 		return lookupOut{Key: in.Key, Value: len(in.Key)}, nil
 	}, tool.ConcurrencySafe()))
 	must(tool.New("wait", "Wait until cancelled.", func(ctx context.Context, call *tool.Call, _ empty) (waitOut, error) {
+		f.started <- call.CallID()
 		<-ctx.Done()
 		f.cancelled <- call.CallID()
 		return waitOut{Cancelled: true}, ctx.Err()
@@ -122,7 +127,7 @@ func (r *recorder) options(reg *tool.Registry) mcp.ServerOptions {
 		scope := reg.NewScope("mcp-"+info.ID, nil)
 		return &mcp.Session{
 			Agent:      scope,
-			BeforeCall: func(_ context.Context, in tool.Input) { r.add("call " + in.Name) },
+			BeforeCall: func(_ context.Context, in tool.Input) error { r.add("call " + in.Name); return nil },
 			AfterCall: func(_ context.Context, in tool.Input, res *tool.Result) {
 				r.add("result " + in.Name + " " + map[bool]string{true: "error", false: "ok"}[res.IsError])
 			},
@@ -188,7 +193,7 @@ func TestServerWithGoClient(t *testing.T) {
 		t.Fatalf("tools (-want +got):\n%s", diff)
 	}
 	in, _ := json.Marshal(byName["lookup"].InputSchema)
-	if want := `{"additionalProperties":false,"properties":{"key":{"description":"the key to look up","type":"string"}},"required":["key"],"type":"object"}`; string(in) != want {
+	if want := `{"properties":{"key":{"description":"the key to look up","type":"string"}},"required":["key"],"type":"object"}`; string(in) != want {
 		t.Errorf("lookup input schema = %s\nwant %s", in, want)
 	}
 	if byName["lookup"].OutputSchema == nil || byName["write"].OutputSchema != nil {
@@ -250,17 +255,20 @@ func TestServerWithGoClient(t *testing.T) {
 	}
 
 	// Cancelling the client's call cancels the tool's context through the pipeline.
-	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	cctx, cancel := context.WithCancel(ctx)
+	go func() {
+		defer cancel()
+		select {
+		case <-f.started: // the tool runs: cancel the client's call
+		case <-cctx.Done():
+		}
+	}()
 	_, err = cs.CallTool(cctx, &sdk.CallToolParams{Name: "wait", Arguments: map[string]any{}})
 	cancel()
-	if !errors.Is(err, context.DeadlineExceeded) {
+	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled call: %v", err)
 	}
-	select {
-	case <-f.cancelled:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the tool never saw the cancellation")
-	}
+	testwait.Recv(t, f.cancelled, "the tool to see the cancellation")
 
 	// Registry changes reach the client.
 	unregister, err := f.reg.Register(tool.Must(tool.New("late", "Registered later.", func(context.Context, *tool.Call, empty) (string, error) { return "late", nil })))
@@ -269,11 +277,7 @@ func TestServerWithGoClient(t *testing.T) {
 	}
 	waitChanged := func() {
 		t.Helper()
-		select {
-		case <-changed:
-		case <-time.After(10 * time.Second):
-			t.Fatal("no notifications/tools/list_changed")
-		}
+		testwait.Recv(t, changed, "notifications/tools/list_changed")
 	}
 	waitChanged()
 	if res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "late"}); err != nil || textOf(t, res) != "late" {
@@ -385,10 +389,33 @@ func TestServerWithTypeScriptClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testwait.Context(t)
 	cmd := exec.CommandContext(ctx, "node", script, hs.URL)
 	cmd.Env = append(os.Environ(), "MCP_SDK_DIR="+filepath.Join(nm, "@modelcontextprotocol/sdk"))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pace the client: abort the wait call once the tool runs, close once it saw the
+	// cancellation.
+	var sawCancel atomic.Bool
+	go func() {
+		defer stdin.Close()
+		for _, step := range []struct {
+			ch   <-chan string
+			line string
+		}{{f.started, "abort\n"}, {f.cancelled, "close\n"}} {
+			select {
+			case <-step.ch:
+			case <-ctx.Done():
+				return
+			}
+			if _, err := io.WriteString(stdin, step.line); err != nil {
+				return
+			}
+		}
+		sawCancel.Store(true)
+	}()
 	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
@@ -424,9 +451,7 @@ func TestServerWithTypeScriptClient(t *testing.T) {
 	if !report.ReadOnly || !report.Destructive {
 		t.Errorf("annotations: lookup read-only %v, write destructive %v", report.ReadOnly, report.Destructive)
 	}
-	select {
-	case <-f.cancelled:
-	case <-time.After(10 * time.Second):
+	if !sawCancel.Load() {
 		t.Fatal("the TypeScript client's cancellation never reached the tool")
 	}
 }
@@ -455,5 +480,45 @@ func TestCallResultContent(t *testing.T) {
 	}
 	if res.StructuredContent != nil {
 		t.Errorf("a non-object output schema produced structuredContent %v", res.StructuredContent)
+	}
+}
+
+// TestServerSessionInfoAndRefusedCall checks OnSession learns the client's name and version
+// from initialize, and a BeforeCall error fails the call without running it.
+func TestServerSessionInfoAndRefusedCall(t *testing.T) {
+	f := newFixture(t)
+	var info mcp.SessionInfo
+	var ran atomic.Bool
+	f.reg.OnPreExecute(func(_ context.Context, _ *tool.Execution, next func() (tool.PreDecision, error)) (tool.PreDecision, error) {
+		ran.Store(true)
+		return next()
+	})
+	s := mcp.NewServer(f.reg, mcp.ServerOptions{OnSession: func(_ context.Context, si mcp.SessionInfo) (*mcp.Session, error) {
+		info = si
+		return &mcp.Session{BeforeCall: func(context.Context, tool.Input) error { return errors.New("disk full") }}, nil
+	}})
+	defer s.Close()
+	ct, st := sdk.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(t.Context())
+	served := make(chan error, 1)
+	go func() { served <- s.ServeTransport(ctx, st) }()
+	defer func() { cancel(); <-served }()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "probe-client", Version: "1.2.3"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "lookup", Arguments: map[string]any{"key": "k"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || textOf(t, res) != "Error: tool call lookup was not started: disk full" {
+		t.Errorf("refused call = %v %q", res.IsError, textOf(t, res))
+	}
+	if ran.Load() {
+		t.Error("the refused call entered the pipeline")
+	}
+	if info.ClientName != "probe-client" || info.ClientVersion != "1.2.3" || info.Transport != mcp.TransportStdio {
+		t.Errorf("session info = %+v", info)
 	}
 }

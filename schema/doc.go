@@ -43,7 +43,8 @@
 //     The ranges jsonschema-go puts on sized and unsigned integers (minimum, maximum) are
 //     dropped: the subset cannot express them and the Go decoder rejects out-of-range
 //     numbers by itself.
-//   - A struct is a closed object (additionalProperties false) whose properties follow
+//   - A struct is a closed object (additionalProperties false; open with ForTypeWith and
+//     Inference.Open, as tool.New infers arguments) whose properties follow
 //     the field order, including fields promoted from embedded structs. Fields without
 //     omitempty or omitzero are required; `json:"-"` and unexported fields are left out;
 //     a jsonschema tag becomes the property's description.

@@ -22,6 +22,20 @@ func For[T any]() (*Schema, error) {
 
 // ForType is For for a reflect.Type.
 func ForType(t reflect.Type) (*Schema, error) {
+	return ForTypeWith(t, Inference{})
+}
+
+// Inference tunes how ForTypeWith maps Go types onto the subset.
+type Inference struct {
+	// Open leaves the objects inferred from structs open (no additionalProperties: false):
+	// an undeclared member validates, and the Go decoder ignores it. This is how a tool's
+	// arguments are inferred, so that a model adding an argument the tool does not know is
+	// not failed for it. By default a struct is a closed object.
+	Open bool
+}
+
+// ForTypeWith is ForType tuned by inf.
+func ForTypeWith(t reflect.Type, inf Inference) (*Schema, error) {
 	if t == nil {
 		return nil, &Error{Violations: []string{"schema cannot be inferred from a nil Go type"}}
 	}
@@ -37,7 +51,41 @@ func ForType(t reflect.Type) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema: read the schema inferred from Go type %v: %w", t, err)
 	}
-	return Compile(normalize(raw, false))
+	tree := normalize(raw, false)
+	if inf.Open {
+		openStructs(tree)
+	}
+	return Compile(tree)
+}
+
+// openStructs removes every additionalProperties: false from a normalized inferred tree.
+// Only structs are closed there (a map is an open object without the keyword), so this
+// opens exactly the struct objects.
+func openStructs(v any) {
+	o, ok := v.(*jsonv.Object)
+	if !ok {
+		return
+	}
+	if ap, ok := o.Get("additionalProperties"); ok && ap == false {
+		o.Delete("additionalProperties")
+	}
+	if props, ok := o.Get("properties"); ok {
+		if po, ok := props.(*jsonv.Object); ok {
+			for _, child := range po.All() {
+				openStructs(child)
+			}
+		}
+	}
+	if items, ok := o.Get("items"); ok {
+		openStructs(items)
+	}
+	if branches, ok := o.Get("oneOf"); ok {
+		if bs, ok := branches.([]any); ok {
+			for _, b := range bs {
+				openStructs(b)
+			}
+		}
+	}
 }
 
 // knownTypes maps the Go types that carry arbitrary JSON to their schemas: inferring

@@ -237,3 +237,37 @@ func TestNormalizeKeepsOtherBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestInferOpen checks Inference.Open: every object inferred from a struct, at any depth
+// (fields, slice elements, nullable pointers), is left open, and maps stay as they are.
+func TestInferOpen(t *testing.T) {
+	type leaf struct {
+		N int `json:"n"`
+	}
+	type root struct {
+		Leaf  leaf           `json:"leaf"`
+		Many  []leaf         `json:"many"`
+		Ptr   *leaf          `json:"ptr"`
+		Table map[string]int `json:"table"`
+	}
+	for _, tc := range []struct {
+		open bool
+		want string
+	}{
+		{false, `{"type":"object","properties":{"leaf":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false},"many":{"type":"array","items":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}},"ptr":{"oneOf":[{"type":"null"},{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}]},"table":{"type":"object"}},"required":["leaf","many","ptr","table"],"additionalProperties":false}`},
+		{true, `{"type":"object","properties":{"leaf":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]},"many":{"type":"array","items":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}},"ptr":{"oneOf":[{"type":"null"},{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}]},"table":{"type":"object"}},"required":["leaf","many","ptr","table"]}`},
+	} {
+		s, err := ForTypeWith(reflect.TypeFor[root](), Inference{Open: tc.open})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.String(); got != tc.want {
+			t.Errorf("open %v:\n got %s\nwant %s", tc.open, got, tc.want)
+		}
+		value := map[string]any{"leaf": map[string]any{"n": int64(1), "x": true}, "many": []any{}, "ptr": nil, "table": map[string]any{}, "y": "z"}
+		v, _ := jsonv.FromGo(value)
+		if got := len(s.Validate(v, RootArguments)); (got == 0) != tc.open {
+			t.Errorf("open %v: %d violations for undeclared members", tc.open, got)
+		}
+	}
+}

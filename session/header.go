@@ -37,6 +37,10 @@ type Header struct {
 	DelegationDepth int
 	// AgentPreset is the id of the agent preset the session was composed from.
 	AgentPreset string
+	// Client names what opened a session that records tool calls made from outside an agent
+	// loop ("dsh call", or an MCP client's name and version under "dsh mcp serve"); empty
+	// for an agent's session. Such a session has no conversation to continue.
+	Client string
 }
 
 // validate checks the fields the header line and the directory layout depend on.
@@ -48,7 +52,7 @@ func (h *Header) validate() error {
 		return errors.New("session id must be a non-empty UTF-8 string")
 	case h.CreatedAt < 0 || h.CreatedAt > maxSafeInteger:
 		return fmt.Errorf("createdAt %d is out of range", h.CreatedAt)
-	case !utf8.ValidString(h.Cwd) || !utf8.ValidString(h.ParentSession) || !utf8.ValidString(h.AgentPreset):
+	case !utf8.ValidString(h.Cwd) || !utf8.ValidString(h.ParentSession) || !utf8.ValidString(h.AgentPreset) || !utf8.ValidString(h.Client):
 		return errors.New("header strings must be valid UTF-8")
 	case h.SeedLength < 0 || h.SeedLength > maxSafeInteger:
 		return fmt.Errorf("seedLength %d is out of range", h.SeedLength)
@@ -83,6 +87,9 @@ func (h *Header) value() *jsonv.Object {
 	o.Set("delegationDepth", float64(h.DelegationDepth))
 	if h.AgentPreset != "" {
 		o.Set("agentPreset", h.AgentPreset)
+	}
+	if h.Client != "" {
+		o.Set("client", h.Client)
 	}
 	return o
 }
@@ -144,6 +151,8 @@ func parseHeaderLine(line []byte) (Header, error) {
 			h.DelegationDepth, err = headerInt(m)
 		case "agentPreset":
 			h.AgentPreset, err = headerString(m)
+		case "client":
+			h.Client, err = headerString(m)
 		case "sandboxMode", "approvalPolicy":
 			err = errors.New("session header uses retired policy baseline fields")
 		default:

@@ -31,7 +31,7 @@ func TestBadInput(t *testing.T) {
 	register(t, reg, tool.Must(tool.New("typed", "d", func(_ context.Context, call *tool.Call, in badArgs) (string, error) {
 		call.DeferContext(msg("body", "ran"))
 		return in.Path, nil
-	})))
+	}, tool.Strict())))
 	var results counter
 	reg.OnResult(func(_ context.Context, exec *tool.Execution, _ *tool.Result) error {
 		results.inc(exec.CallID())

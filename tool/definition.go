@@ -36,6 +36,11 @@ type Definition struct {
 	// never sent to the model; zero means none.
 	Timeout time.Duration
 
+	// Strict marks the tool for a model API's strict tool mode (OpenAI's and DeepSeek's
+	// "strict": true), in which the model's arguments are constrained to the schema. tool.New
+	// with the Strict option sets it and closes the inferred argument objects.
+	Strict bool
+
 	// ConcurrencySafe classifies one call: only true lets the scheduler run it in parallel
 	// with other safe calls. Nil means always exclusive.
 	ConcurrencySafe func(args any) bool
@@ -90,5 +95,6 @@ func (d *Definition) checkTimeout() error {
 type Schema struct {
 	Name        string
 	Description string
-	Parameters  any // a detached jsonv copy of the parameters schema
+	Parameters  any  // a detached jsonv copy of the parameters schema
+	Strict      bool // the definition asks for the model API's strict tool mode
 }

@@ -60,7 +60,30 @@ func Example() {
 	//   "shouted": "HIHI"
 	// }
 	// true Error: no shouting secrets
-	// INVALID_ARGS Error: invalid arguments: missing required property "text"; "txt" is not a declared property (additionalProperties: false)
+	// INVALID_ARGS Error: invalid arguments: missing required property "text"
+}
+
+// Inferred argument objects are open: an argument the tool does not declare is ignored.
+// Strict closes them, so that such an argument fails the call.
+func ExampleStrict() {
+	type args struct {
+		Text string `json:"text"`
+	}
+	echo := func(_ context.Context, _ *tool.Call, in args) (string, error) { return in.Text, nil }
+	reg, _ := tool.NewRegistry(tool.Config{})
+	reg.Register(tool.Must(tool.New("echo", "Echoes text.", echo)))
+	reg.Register(tool.Must(tool.New("strict_echo", "Echoes text; nothing else accepted.", echo, tool.Strict())))
+
+	extra := tool.ParseArguments(`{"text":"hi","loud":true}`)
+	res := reg.Execute(context.Background(), tool.Input{CallID: "c1", Name: "echo", Args: extra})
+	fmt.Println(res.IsError, res.Content[0].Text)
+	res = reg.Execute(context.Background(), tool.Input{CallID: "c2", Name: "strict_echo", Args: extra})
+	fmt.Println(res.Error.Info.Code, res.Content[0].Text)
+	fmt.Println(reg.Get("echo", nil).Strict, reg.Get("strict_echo", nil).Strict)
+	// Output:
+	// false hi
+	// INVALID_ARGS Error: invalid arguments: "loud" is not a declared property (additionalProperties: false)
+	// false true
 }
 
 // A scheduler overlaps the dispatch of several calls while keeping policy and commits in

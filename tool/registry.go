@@ -747,7 +747,7 @@ func projectSchemas(v *view, names []string) ([]Schema, error) {
 			}
 			return nil, fmt.Errorf("tool \"%s\" parameters must be lossless JSON before schema projection", n)
 		}
-		out = append(out, Schema{Name: e.def.Name, Description: e.def.Description, Parameters: jsonv.Clone(e.params)})
+		out = append(out, Schema{Name: e.def.Name, Description: e.def.Description, Parameters: jsonv.Clone(e.params), Strict: e.def.Strict})
 	}
 	return out, nil
 }

@@ -34,14 +34,18 @@ type typedSpec[In, Out any] struct {
 	parallelIf  func(In) bool
 	presentCall func(In) *card.Call
 	presentRes  func(In, card.ToolResult) *card.Result
+	strict      bool
 }
 
 // spec is the type-erased view options use to configure a typedSpec.
 type spec interface {
 	definition() *Definition
 	setSchemas(in, out any)
+	setStrict()
 	set(option string, fn any) error
 }
+
+func (s *typedSpec[In, Out]) setStrict() { s.strict = true }
 
 func (s *typedSpec[In, Out]) definition() *Definition { return s.def }
 
@@ -105,6 +109,20 @@ func ConcurrencySafeIf[In any](fn func(in In) bool) Option {
 	return setOption("ConcurrencySafeIf", fn)
 }
 
+// Strict closes the inferred argument schema: every object inferred from a struct gets
+// additionalProperties: false, so an argument the tool does not declare fails the call with
+// INVALID_ARGS instead of being ignored. It also sets Definition.Strict, which asks a model
+// API with a strict tool mode (OpenAI, DeepSeek) to hold the model to the schema; such a
+// mode may demand more of the schema (every property required), which is the caller's
+// choice. An explicit InputSchema is used as given.
+func Strict() Option {
+	return optionFunc(func(s spec) error {
+		s.setStrict()
+		s.definition().Strict = true
+		return nil
+	})
+}
+
 // Render sets how a validated output is projected to model content. The default renders a
 // string output raw and anything else as indented JSON.
 func Render[In, Out any](fn func(in In, out Out) ([]content.Block, error)) Option {
@@ -149,6 +167,8 @@ func OutputSchema(raw any) Option {
 
 // New defines a typed tool. The argument schema is inferred from In and the output schema
 // from Out (json and jsonschema struct tags) and both must lie in the supported subset.
+// Inferred argument objects are open: an argument In does not declare is ignored, as a
+// model sometimes adds one (Strict closes them).
 // Arguments are validated against the schema inside the body stage (failing INVALID_ARGS) and
 // decoded into In; the returned Out is validated against the output schema (failing
 // INVALID_TOOL_OUTPUT) and rendered.
@@ -164,7 +184,7 @@ func New[In, Out any](name, description string, fn Func[In, Out], opts ...Option
 	if s.inSchema != nil {
 		in, err = schema.Compile(s.inSchema)
 	} else {
-		in, err = schema.For[In]()
+		in, err = schema.ForTypeWith(reflect.TypeFor[In](), schema.Inference{Open: !s.strict})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("tool %q arguments: %w", name, err)

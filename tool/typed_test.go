@@ -50,9 +50,10 @@ func TestTypedSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := jsonv.Marshal(s[0].Parameters)
-	const want = `{"type":"object","properties":{"path":{"type":"string","description":"Absolute path"},"offset":{"type":"integer"},"limit":{"type":"integer","description":"Max lines"}},"required":["path"],"additionalProperties":false}`
-	if s[0].Name != "read" || s[0].Description != "Reads a path." || string(b) != want {
-		t.Errorf("schema = %s %s\n%s", s[0].Name, s[0].Description, b)
+	// Argument objects are inferred open; the output schema is closed.
+	const want = `{"type":"object","properties":{"path":{"type":"string","description":"Absolute path"},"offset":{"type":"integer"},"limit":{"type":"integer","description":"Max lines"}},"required":["path"]}`
+	if s[0].Name != "read" || s[0].Description != "Reads a path." || string(b) != want || s[0].Strict {
+		t.Errorf("schema = %s %s strict %v\n%s", s[0].Name, s[0].Description, s[0].Strict, b)
 	}
 	out, _ := jsonv.Marshal(reg.Get("read", nil).Output.Schema)
 	if string(out) != `{"type":"object","properties":{"text":{"type":"string"},"lines":{"type":"integer"}},"required":["text","lines"],"additionalProperties":false}` {
@@ -78,7 +79,8 @@ func TestTypedArguments(t *testing.T) {
 		{`{"path":"/x"}`, `{"isError":false,"content":[{"type":"text","text":"{\n  \"text\": \"read /x\",\n  \"lines\": -1\n}"}],"value":{"text":"read /x","lines":-1}}`},
 		{`{"path":"/x","limit":3}`, `{"isError":false,"content":[{"type":"text","text":"{\n  \"text\": \"read /x\",\n  \"lines\": 3\n}"}],"value":{"text":"read /x","lines":3}}`},
 		{`{}`, `{"isError":true,"error":{"message":"invalid arguments: missing required property \"path\"","info":{"name":"ToolArgsError","code":"INVALID_ARGS"}},"content":[{"type":"text","text":"Error: invalid arguments: missing required property \"path\""}]}`},
-		{`{"offset":"x","extra":true}`, `{"isError":true,"error":{"message":"invalid arguments: missing required property \"path\"; \"offset\" must be an integer; \"extra\" is not a declared property (additionalProperties: false)","info":{"name":"ToolArgsError","code":"INVALID_ARGS"}},"content":[{"type":"text","text":"Error: invalid arguments: missing required property \"path\"; \"offset\" must be an integer; \"extra\" is not a declared property (additionalProperties: false)"}]}`},
+		{`{"offset":"x","extra":true}`, `{"isError":true,"error":{"message":"invalid arguments: missing required property \"path\"; \"offset\" must be an integer","info":{"name":"ToolArgsError","code":"INVALID_ARGS"}},"content":[{"type":"text","text":"Error: invalid arguments: missing required property \"path\"; \"offset\" must be an integer"}]}`},
+		{`{"path":"/x","extra":true}`, `{"isError":false,"content":[{"type":"text","text":"{\n  \"text\": \"read /x\",\n  \"lines\": -1\n}"}],"value":{"text":"read /x","lines":-1}}`},
 		{`{"path":"/x","limit":1.5}`, `{"isError":true,"error":{"message":"invalid arguments: \"limit\" must be an integer","info":{"name":"ToolArgsError","code":"INVALID_ARGS"}},"content":[{"type":"text","text":"Error: invalid arguments: \"limit\" must be an integer"}]}`},
 		{`{"path":null}`, `{"isError":true,"error":{"message":"invalid arguments: \"path\" must be a string","info":{"name":"ToolArgsError","code":"INVALID_ARGS"}},"content":[{"type":"text","text":"Error: invalid arguments: \"path\" must be a string"}]}`},
 		{`{"path":`, `{"isError":true,"error":{"message":"invalid arguments: \"arguments\" must be an object","info":{"name":"ToolArgsError","code":"INVALID_ARGS"}},"content":[{"type":"text","text":"Error: invalid arguments: \"arguments\" must be an object"}]}`},
@@ -97,6 +99,67 @@ func TestTypedArguments(t *testing.T) {
 	res := reg.Execute(context.Background(), tool.Input{CallID: "c", Name: "read", Args: tool.ParseArguments(`{"path":"/x","offset":1e300}`)})
 	if !res.IsError || res.Error.Info.Code != tool.CodeInvalidArgs || !strings.HasPrefix(res.Error.Message, "invalid arguments: ") {
 		t.Errorf("overflow = %s", resultJSON(t, res))
+	}
+}
+
+// TestStrict checks the Strict option: inferred argument objects, nested ones included, are
+// closed, the definition and its wire schema are marked strict, and an undeclared argument
+// fails with INVALID_ARGS; without it the same argument is ignored.
+func TestStrict(t *testing.T) {
+	type inner struct {
+		N int `json:"n"`
+	}
+	type args struct {
+		In    inner          `json:"in"`
+		List  []inner        `json:"list,omitempty"`
+		Extra map[string]int `json:"extra,omitempty"`
+		Ptr   *inner         `json:"ptr"`
+	}
+	body := func(_ context.Context, _ *tool.Call, in args) (int, error) { return in.In.N, nil }
+	for _, tt := range []struct {
+		name     string
+		opts     []tool.Option
+		schema   string
+		strict   bool
+		extraTop string // the result of an undeclared top-level argument
+		extraIn  string // and of one inside a nested struct
+	}{
+		{
+			name:     "inferred: open",
+			schema:   `{"type":"object","properties":{"in":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]},"list":{"type":"array","items":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}},"extra":{"type":"object"},"ptr":{"oneOf":[{"type":"null"},{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}]}},"required":["in","ptr"]}`,
+			extraTop: "1",
+			extraIn:  "1",
+		},
+		{
+			name:     "Strict: closed",
+			opts:     []tool.Option{tool.Strict()},
+			schema:   `{"type":"object","properties":{"in":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false},"list":{"type":"array","items":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}},"extra":{"type":"object"},"ptr":{"oneOf":[{"type":"null"},{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}]}},"required":["in","ptr"],"additionalProperties":false}`,
+			strict:   true,
+			extraTop: `Error: invalid arguments: "more" is not a declared property (additionalProperties: false)`,
+			extraIn:  `Error: invalid arguments: "in.more" is not a declared property (additionalProperties: false)`,
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := newReg(t)
+			register(t, reg, tool.Must(tool.New("t", "d", body, tt.opts...)))
+			s, err := reg.Schemas(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := jsonv.Marshal(s[0].Parameters)
+			if string(b) != tt.schema || s[0].Strict != tt.strict || reg.Get("t", nil).Strict != tt.strict {
+				t.Errorf("schema (strict %v)\n got %s\nwant %s", s[0].Strict, b, tt.schema)
+			}
+			for args, want := range map[string]string{
+				`{"in":{"n":1},"ptr":null,"more":true}`:            tt.extraTop,
+				`{"in":{"n":1,"more":true},"ptr":null,"extra":{}}`: tt.extraIn,
+			} {
+				res := reg.Execute(t.Context(), tool.Input{CallID: "c", Name: "t", Args: tool.ParseArguments(args)})
+				if got := res.Content[0].Text; got != want {
+					t.Errorf("%s: %s, want %s", args, got, want)
+				}
+			}
+		})
 	}
 }
 

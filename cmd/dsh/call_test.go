@@ -127,7 +127,7 @@ func TestCallCards(t *testing.T) {
 func TestTools(t *testing.T) {
 	s := newSandbox(t)
 	r := s.dsh("tools").want(t, 0)
-	mustContain(t, "tools", r.stdout, "TOOL", "read        parallel", "bash", "grep", "job_kill")
+	mustContain(t, "tools", r.stdout, "TOOL", "read        parallel", "glob        parallel", "grep        parallel", "bash", "job_kill")
 	if strings.Contains(r.stdout, "run_code") {
 		t.Errorf("native mode lists run_code:\n%s", r.stdout)
 	}
@@ -203,4 +203,13 @@ func TestCallSeveral(t *testing.T) {
 	r = s.dsh("call", "-h").want(t, 0)
 	mustContain(t, "help", r.stderr, "Usage: dsh call [flags] TOOL ['JSON'] [TOOL 'JSON']...",
 		"stops at the first call that fails", "Nothing carries over from one invocation to the next.")
+}
+
+// TestCallExtraArgumentIgnored: a built-in tool with an inferred schema ignores an argument
+// it does not declare, as a model sometimes adds one.
+func TestCallExtraArgumentIgnored(t *testing.T) {
+	s := newSandbox(t)
+	s.write("found.txt", "x\n")
+	r := s.dsh("call", "--json", "glob", `{"pattern":"*.txt","hidden":true}`).want(t, 0)
+	mustContain(t, "glob with an extra argument", r.stdout, `"isError":false`, "found.txt")
 }

@@ -17,7 +17,7 @@ func buildDsh(t *testing.T) string {
 	}
 	gobin, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go command")
+		t.Fatalf("the go command is not on PATH, so the binary cannot be built: %v", err)
 	}
 	bin := filepath.Join(t.TempDir(), "dsh")
 	if out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {

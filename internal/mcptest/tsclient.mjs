@@ -1,8 +1,17 @@
 // Drives a dsh MCP server with the official TypeScript SDK client over streamable HTTP and
 // prints a JSON report for the Go test: the listed tools, a call, a policy denial and a
 // cancelled call. Usage: MCP_SDK_DIR=<.../@modelcontextprotocol/sdk> node tsclient.mjs URL
+// The test paces the cancellation through standard input: the line "abort" once the tool
+// runs, then "close" once the tool saw the cancellation.
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
+
+const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+const expectLine = async (want) => {
+  const { value } = await lines.next();
+  if (value !== want) throw new Error(`expected ${want} on stdin, got ${value}`);
+};
 
 const sdk = process.env.MCP_SDK_DIR;
 if (!sdk) throw new Error("MCP_SDK_DIR is not set");
@@ -19,16 +28,14 @@ const lookup = await client.callTool({ name: "lookup", arguments: { key: "ts" } 
 const forbidden = await client.callTool({ name: "forbidden", arguments: {} });
 
 const controller = new AbortController();
-setTimeout(() => controller.abort(), 200);
-let cancelled = "not cancelled";
-try {
-  await client.callTool({ name: "wait", arguments: {} }, undefined, { signal: controller.signal });
-} catch (err) {
-  cancelled = `${err?.name}: ${err?.message}`;
-}
-// The SDK sends notifications/cancelled without awaiting it; closing the transport at once
-// would abort that POST.
-await new Promise((resolve) => setTimeout(resolve, 500));
+const waiting = client.callTool({ name: "wait", arguments: {} }, undefined, { signal: controller.signal })
+  .then(() => "not cancelled", (err) => `${err?.name}: ${err?.message}`);
+await expectLine("abort");
+controller.abort();
+const cancelled = await waiting;
+// The SDK sends notifications/cancelled without awaiting it; closing the transport before
+// the tool saw it would abort that POST.
+await expectLine("close");
 
 process.stdout.write(JSON.stringify({
   tools: tools.map((t) => t.name),

@@ -65,7 +65,7 @@ func (m *Model) requestBody(req llm.Request) ([]byte, error) {
 		w.Tools = append(w.Tools, wireTool{
 			Type: goopenai.ToolTypeFunction,
 			Function: &goopenai.FunctionDefinition{
-				Name: t.Name, Description: t.Description, Parameters: params,
+				Name: t.Name, Description: t.Description, Parameters: params, Strict: t.Strict,
 			},
 		})
 	}

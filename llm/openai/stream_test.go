@@ -638,7 +638,7 @@ func TestRequestBody(t *testing.T) {
 		},
 		Tools: []llm.ToolSchema{
 			{Name: "read_file", Description: "Read a file.", Parameters: params},
-			{Name: "list", Description: "List."},
+			{Name: "list", Description: "List.", Strict: true},
 			{Name: "gomap", Parameters: map[string]any{"type": "object", "properties": map[string]any{}}},
 		},
 		MaxTokens:   1024,
@@ -665,7 +665,7 @@ func TestRequestBody(t *testing.T) {
 		`{"role":"system","content":"Be brief."}],` +
 		`"tools":[` +
 		`{"type":"function","function":{"name":"read_file","description":"Read a file.","parameters":{"type":"object","properties":{"path":{"type":"string","description":"<file> & more"},"limit":{"type":"integer"}},"required":["path"]}}},` +
-		`{"type":"function","function":{"name":"list","description":"List.","parameters":{"type":"object","properties":{}}}},` +
+		`{"type":"function","function":{"name":"list","description":"List.","strict":true,"parameters":{"type":"object","properties":{}}}},` +
 		`{"type":"function","function":{"name":"gomap","parameters":{"properties":{},"type":"object"}}}],` +
 		`"max_tokens":1024,"temperature":0,"stream":true,"stream_options":{"include_usage":true}}`
 	if string(body) != want {

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dsh-go/dsh/internal/testwait"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.yaml.in/yaml/v3"
@@ -427,15 +427,12 @@ func TestChainDroppedWithAgent(t *testing.T) {
 	if rem.Chains() != 1 {
 		t.Fatalf("chains %d, want 1", rem.Chains())
 	}
-	// Cleanups run asynchronously after a collection; poll (this is not a timing assertion:
-	// only the outcome is checked).
-	for i := 0; i < 200 && rem.Chains() > 0; i++ {
+	// Cleanups run asynchronously after a collection: collect until the chain is gone, for
+	// as long as the test may run.
+	testwait.Until(t, "the agent's chain to be dropped after it was collected", func() bool {
 		runtime.GC()
-		time.Sleep(time.Millisecond)
-	}
-	if n := rem.Chains(); n != 0 {
-		t.Errorf("chains after the agent was collected: %d", n)
-	}
+		return rem.Chains() == 0
+	})
 }
 
 func TestPreview(t *testing.T) {

@@ -45,9 +45,20 @@ const MaxBudget = math.MaxInt32 * time.Millisecond
 // timeout from a caller cancellation.
 var ErrToolTimeout = errors.New("tool call timed out")
 
-// Config configures the timeout policy. The policy has no settings; Config exists so the
-// policy is installed like every other one and can grow options compatibly.
-type Config struct{}
+// Config configures the timeout policy. The zero Config is the policy as dsh runs it.
+type Config struct {
+	// Clock arms the deadlines. Nil is the real clock, under which a budgeted body's context
+	// also reports its deadline (ctx.Deadline). A test injects its own Clock to fire a
+	// deadline at a moment it chooses instead of after real time passes.
+	Clock Clock
+}
+
+// Clock arms timers for the policy's deadlines.
+type Clock interface {
+	// AfterFunc calls f in its own goroutine once d has elapsed, unless stop is called
+	// first; stop reports whether it prevented the call.
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
+}
 
 // Validate reports a configuration error; the empty configuration is always valid.
 func (Config) Validate() error { return nil }
@@ -70,13 +81,13 @@ func Install(scope *tool.Scope, cfg Config) (undo func(), err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return scope.WrapExecute(Wrapper(scope.Registry())), nil
+	return scope.WrapExecute(Wrapper(scope.Registry(), cfg)), nil
 }
 
 // Wrapper returns the timeout policy's around-execute function for reg, for callers that
 // place it in a wrapper chain themselves. It reads each call's budget from the definition
 // visible to the call's agent in reg.
-func Wrapper(reg *tool.Registry) tool.ExecuteFunc {
+func Wrapper(reg *tool.Registry, cfg Config) tool.ExecuteFunc {
 	return func(ctx context.Context, exec *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
 		def := reg.Get(exec.Name(), exec.Agent())
 		if def == nil || def.Timeout <= 0 {
@@ -88,7 +99,7 @@ func Wrapper(reg *tool.Registry) tool.ExecuteFunc {
 				int64(math.MaxInt32), exec.Name(), FormatMillis(budget))
 		}
 		own := &reason{budget: budget}
-		dctx, cancel := context.WithTimeoutCause(ctx, budget, own)
+		dctx, cancel := arm(ctx, cfg.Clock, budget, own)
 		res, err := next(dctx)
 		// Stop the timer before looking: a deadline that had not fired by the time the chain
 		// returned must not turn a finished call into a timeout.
@@ -97,6 +108,20 @@ func Wrapper(reg *tool.Registry) tool.ExecuteFunc {
 			return Result(budget), nil
 		}
 		return res, err
+	}
+}
+
+// arm derives the context of one budgeted call: cancelled with cause own when the budget
+// elapses on clock (nil: the real clock), or when ctx is. The returned cancel stops the timer.
+func arm(ctx context.Context, clock Clock, budget time.Duration, own error) (context.Context, context.CancelFunc) {
+	if clock == nil {
+		return context.WithTimeoutCause(ctx, budget, own)
+	}
+	dctx, cancel := context.WithCancelCause(ctx)
+	stop := clock.AfterFunc(budget, func() { cancel(own) })
+	return dctx, func() {
+		stop()
+		cancel(context.Canceled)
 	}
 }
 

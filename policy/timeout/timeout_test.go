@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -56,6 +57,63 @@ func install(t *testing.T, s *tool.Scope) func() {
 	return undo
 }
 
+// fakeClock is a timeout.Clock whose timers fire only when the test calls fire, so a
+// deadline expires at a chosen point of the call rather than after real time.
+type fakeClock struct {
+	mu      sync.Mutex
+	armed   map[int]func()
+	next    int
+	budgets []time.Duration
+}
+
+func newClock() *fakeClock { return &fakeClock{armed: map[int]func(){}} }
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id := c.next
+	c.next++
+	c.armed[id] = f
+	c.budgets = append(c.budgets, d)
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		_, ok := c.armed[id]
+		delete(c.armed, id)
+		return ok
+	}
+}
+
+// fire expires every armed timer, as if its budget had elapsed, and reports how many fired.
+func (c *fakeClock) fire() int {
+	c.mu.Lock()
+	fs := make([]func(), 0, len(c.armed))
+	for id, f := range c.armed {
+		fs = append(fs, f)
+		delete(c.armed, id)
+	}
+	c.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+	return len(fs)
+}
+
+func installClock(t *testing.T, s *tool.Scope, clk *fakeClock) {
+	t.Helper()
+	if _, err := timeout.Install(s, timeout.Config{Clock: clk}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// expiring wraps body so that the call's deadline expires as the body starts.
+func expiring(clk *fakeClock, body func(ctx context.Context, call *tool.Call) (any, error)) func(ctx context.Context, call *tool.Call) (any, error) {
+	return func(ctx context.Context, call *tool.Call) (any, error) {
+		clk.fire()
+		return body(ctx, call)
+	}
+}
+
 func register(t *testing.T, s interface {
 	Register(*tool.Definition) (func(), error)
 }, def *tool.Definition) {
@@ -87,10 +145,11 @@ func TestOutcomes(t *testing.T) {
 		return "finished anyway", nil
 	}
 	tests := []struct {
-		name   string
-		budget time.Duration
-		body   func(ctx context.Context, call *tool.Call) (any, error)
-		want   string
+		name    string
+		budget  time.Duration
+		expires bool // the deadline expires as the body starts
+		body    func(ctx context.Context, call *tool.Call) (any, error)
+		want    string
 	}{
 		{
 			name:   "no budget: the result is the tool's",
@@ -113,14 +172,16 @@ func TestOutcomes(t *testing.T) {
 			want: `{"isError":true,"error":{"message":"no such file","info":{"name":"FsError","code":"FS_NOT_FOUND"}},"content":[{"type":"text","text":"Error: no such file"}]}`,
 		},
 		{
-			name:   "deadline fired, body returned success after it: TOOL_TIMEOUT replaces ABORTED",
-			budget: time.Millisecond,
-			body:   waitDone,
-			want:   timedOut1ms,
+			name:    "deadline fired, body returned success after it: TOOL_TIMEOUT replaces ABORTED",
+			budget:  time.Millisecond,
+			expires: true,
+			body:    waitDone,
+			want:    timedOut1ms,
 		},
 		{
-			name:   "deadline fired, body returned its own abort error: TOOL_TIMEOUT",
-			budget: time.Millisecond,
+			name:    "deadline fired, body returned its own abort error: TOOL_TIMEOUT",
+			budget:  time.Millisecond,
+			expires: true,
 			body: func(ctx context.Context, _ *tool.Call) (any, error) {
 				<-ctx.Done()
 				return nil, &tool.Error{Name: "WebError", Code: "WEB_ABORTED", Message: "fetch aborted"}
@@ -128,8 +189,9 @@ func TestOutcomes(t *testing.T) {
 			want: timedOut1ms,
 		},
 		{
-			name:   "deadline fired, body returned a plain error: TOOL_TIMEOUT",
-			budget: time.Millisecond,
+			name:    "deadline fired, body returned a plain error: TOOL_TIMEOUT",
+			budget:  time.Millisecond,
+			expires: true,
 			body: func(ctx context.Context, _ *tool.Call) (any, error) {
 				<-ctx.Done()
 				return nil, context.Cause(ctx)
@@ -137,19 +199,31 @@ func TestOutcomes(t *testing.T) {
 			want: timedOut1ms,
 		},
 		{
-			name:   "fractional milliseconds render as JavaScript numbers",
-			budget: 1500 * time.Microsecond,
-			body:   waitDone,
-			want:   `{"isError":true,"error":{"message":"tool call timed out after 1.5ms","info":{"name":"ToolTimeoutError","code":"TOOL_TIMEOUT"}},"content":[{"type":"text","text":"Error: tool call timed out after 1.5ms"}]}`,
+			name:    "fractional milliseconds render as JavaScript numbers",
+			budget:  1500 * time.Microsecond,
+			expires: true,
+			body:    waitDone,
+			want:    `{"isError":true,"error":{"message":"tool call timed out after 1.5ms","info":{"name":"ToolTimeoutError","code":"TOOL_TIMEOUT"}},"content":[{"type":"text","text":"Error: tool call timed out after 1.5ms"}]}`,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			reg := newReg(t)
-			install(t, reg.Global())
-			register(t, reg, bodyTool("t", tt.budget, tt.body))
-			if got := resultJSON(t, run(reg, context.Background(), "t", nil)); got != tt.want {
+			clk := newClock()
+			installClock(t, reg.Global(), clk)
+			body := tt.body
+			if tt.expires {
+				body = expiring(clk, body)
+			}
+			register(t, reg, bodyTool("t", tt.budget, body))
+			if got := resultJSON(t, run(reg, t.Context(), "t", nil)); got != tt.want {
 				t.Errorf("result\n got %s\nwant %s", got, tt.want)
+			}
+			if tt.budget > 0 && (len(clk.budgets) != 1 || clk.budgets[0] != tt.budget) {
+				t.Errorf("armed timers %v, want one of %v", clk.budgets, tt.budget)
+			}
+			if n := clk.fire(); n != 0 {
+				t.Errorf("%d timers still armed after the call returned", n)
 			}
 		})
 	}
@@ -158,14 +232,15 @@ func TestOutcomes(t *testing.T) {
 // TestCauseVisibleToBody checks that a body can tell its timeout from a caller cancellation.
 func TestCauseVisibleToBody(t *testing.T) {
 	reg := newReg(t)
-	install(t, reg.Global())
+	clk := newClock()
+	installClock(t, reg.Global(), clk)
 	var cause atomic.Value
-	register(t, reg, bodyTool("t", time.Millisecond, func(ctx context.Context, _ *tool.Call) (any, error) {
+	register(t, reg, bodyTool("t", time.Millisecond, expiring(clk, func(ctx context.Context, _ *tool.Call) (any, error) {
 		<-ctx.Done()
 		cause.Store(context.Cause(ctx))
 		return nil, errors.New("stopped")
-	}))
-	run(reg, context.Background(), "t", nil)
+	})))
+	run(reg, t.Context(), "t", nil)
 	err, _ := cause.Load().(error)
 	if !errors.Is(err, timeout.ErrToolTimeout) {
 		t.Fatalf("body saw cause %v, want one wrapping ErrToolTimeout", err)
@@ -218,12 +293,13 @@ func TestBudgetedBodyGetsDeadline(t *testing.T) {
 // the (possibly expired) deadline.
 func TestPostExecuteSeesCallerContext(t *testing.T) {
 	reg := newReg(t)
-	install(t, reg.Global())
-	caller := context.WithValue(context.Background(), ctxKey{}, "caller")
-	register(t, reg, bodyTool("t", time.Millisecond, func(ctx context.Context, _ *tool.Call) (any, error) {
+	clk := newClock()
+	installClock(t, reg.Global(), clk)
+	caller := context.WithValue(t.Context(), ctxKey{}, "caller")
+	register(t, reg, bodyTool("t", time.Millisecond, expiring(clk, func(ctx context.Context, _ *tool.Call) (any, error) {
 		<-ctx.Done()
 		return "late", nil
-	}))
+	})))
 	var same, live atomic.Bool
 	var code atomic.Value
 	reg.OnPostExecute(func(ctx context.Context, _ *tool.Execution, res *tool.Result, next func() (tool.PostDecision, error)) (tool.PostDecision, error) {
@@ -243,100 +319,178 @@ func TestPostExecuteSeesCallerContext(t *testing.T) {
 	}
 }
 
-// TestCancellationOrder pins the two cancellation rows of SPEC §4.7 that involve the timeout
-// policy: whichever of the caller's cancellation and the deadline happens first decides.
+// gateCtx is a caller context with a deadline that expires when the test calls expire, not
+// after real time: Err reports context.DeadlineExceeded, as a real deadline does.
+type gateCtx struct {
+	done chan struct{}
+	once sync.Once
+}
+
+func newGateCtx() *gateCtx                     { return &gateCtx{done: make(chan struct{})} }
+func (c *gateCtx) expire()                     { c.once.Do(func() { close(c.done) }) }
+func (c *gateCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (c *gateCtx) Done() <-chan struct{}       { return c.done }
+func (c *gateCtx) Value(any) any               { return nil }
+func (c *gateCtx) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+// await receives from ch, failing the test when its context ends first.
+func await[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-t.Context().Done():
+		t.Fatalf("test ended waiting for %s", what)
+		panic("unreachable")
+	}
+}
+
+// TestCancellationOrder pins the two cancellation rows that involve the timeout policy:
+// whichever of the caller's cancellation and the deadline happens first decides. Every
+// deadline here fires at a point the test chooses, so the order never depends on timing.
 func TestCancellationOrder(t *testing.T) {
 	t.Run("caller aborts first: ABORTED", func(t *testing.T) {
 		reg := newReg(t)
-		install(t, reg.Global())
+		clk := newClock()
+		installClock(t, reg.Global(), clk)
 		started := make(chan struct{})
 		register(t, reg, bodyTool("t", time.Hour, func(ctx context.Context, _ *tool.Call) (any, error) {
 			close(started)
 			<-ctx.Done()
+			clk.fire() // the deadline expiring after the caller's cancellation changes nothing
 			return "ok", nil
 		}))
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
 		done := make(chan *tool.Result, 1)
 		go func() { done <- run(reg, ctx, "t", nil) }()
-		<-started
+		await(t, started, "the body to start")
 		cancel()
-		if got := resultJSON(t, <-done); got != abortedJSON {
+		if got := resultJSON(t, await(t, done, "the result")); got != abortedJSON {
 			t.Errorf("got %s\nwant %s", got, abortedJSON)
 		}
 	})
 	t.Run("deadline fires first, caller aborts later: TOOL_TIMEOUT", func(t *testing.T) {
 		reg := newReg(t)
-		install(t, reg.Global())
+		clk := newClock()
+		installClock(t, reg.Global(), clk)
 		expired := make(chan struct{})
 		release := make(chan struct{})
-		register(t, reg, bodyTool("t", time.Millisecond, func(ctx context.Context, _ *tool.Call) (any, error) {
+		register(t, reg, bodyTool("t", time.Millisecond, expiring(clk, func(ctx context.Context, _ *tool.Call) (any, error) {
 			<-ctx.Done()
 			close(expired)
 			<-release // the caller cancels while the body is still winding down
 			return "ok", nil
-		}))
-		ctx, cancel := context.WithCancel(context.Background())
+		})))
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
 		done := make(chan *tool.Result, 1)
 		go func() { done <- run(reg, ctx, "t", nil) }()
-		<-expired
+		await(t, expired, "the deadline to reach the body")
 		cancel()
 		close(release)
-		if got := resultJSON(t, <-done); got != timedOut1ms {
+		if got := resultJSON(t, await(t, done, "the result")); got != timedOut1ms {
 			t.Errorf("got %s\nwant %s", got, timedOut1ms)
 		}
 	})
 	t.Run("a caller's own deadline is not the policy's timeout", func(t *testing.T) {
 		reg := newReg(t)
-		install(t, reg.Global())
+		installClock(t, reg.Global(), newClock())
+		caller := newGateCtx()
 		register(t, reg, bodyTool("t", time.Hour, func(ctx context.Context, _ *tool.Call) (any, error) {
+			caller.expire() // the caller's deadline passes while the body runs
 			<-ctx.Done()
 			return "ok", nil
 		}))
-		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
-		defer cancel()
-		if got := resultJSON(t, run(reg, ctx, "t", nil)); got != abortedJSON {
+		if got := resultJSON(t, run(reg, caller, "t", nil)); got != abortedJSON {
 			t.Errorf("got %s\nwant %s", got, abortedJSON)
+		}
+	})
+	t.Run("a caller's deadline passed before the call: ABORTED_BEFORE_DISPATCH", func(t *testing.T) {
+		reg := newReg(t)
+		clk := newClock()
+		installClock(t, reg.Global(), clk)
+		var ran atomic.Bool
+		register(t, reg, bodyTool("t", time.Hour, func(context.Context, *tool.Call) (any, error) {
+			ran.Store(true)
+			return "ok", nil
+		}))
+		caller := newGateCtx()
+		caller.expire()
+		res := run(reg, caller, "t", nil)
+		if res.Error == nil || res.Error.Info == nil || res.Error.Info.Code != tool.CodeAbortedBeforeDispatch {
+			t.Errorf("got %s, want ABORTED_BEFORE_DISPATCH", resultJSON(t, res))
+		}
+		if ran.Load() || len(clk.budgets) != 0 {
+			t.Errorf("body ran %v, timers armed %v; want neither", ran.Load(), clk.budgets)
 		}
 	})
 	t.Run("an outer wrapper's deadline is not the policy's timeout", func(t *testing.T) {
 		reg := newReg(t)
-		// An outer wrapper with its own short deadline, then the policy with a long budget.
+		// An outer wrapper with its own deadline, expiring while the body runs, then the
+		// policy with a long budget.
+		outer := newGateCtx()
 		reg.WrapExecute(func(ctx context.Context, _ *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
-			short, cancel := context.WithTimeout(ctx, time.Millisecond)
+			short, cancel := context.WithCancel(ctx)
 			defer cancel()
+			stop := context.AfterFunc(outer, cancel)
+			defer stop()
 			return next(short)
 		})
-		install(t, reg.Global())
+		installClock(t, reg.Global(), newClock())
 		register(t, reg, bodyTool("t", time.Hour, func(ctx context.Context, _ *tool.Call) (any, error) {
+			outer.expire()
 			<-ctx.Done()
 			return "ok", nil
 		}))
 		// The registry replaces the success by ABORTED (the fused context ended); the policy
 		// leaves that alone because its own deadline did not fire.
-		if got := resultJSON(t, run(reg, context.Background(), "t", nil)); got != abortedJSON {
+		if got := resultJSON(t, run(reg, t.Context(), "t", nil)); got != abortedJSON {
 			t.Errorf("got %s\nwant %s", got, abortedJSON)
 		}
 	})
+}
+
+// TestRealClockExpires checks the default (real) clock arms a deadline that expires on its
+// own: the body waits for it, however long the machine takes to get there.
+func TestRealClockExpires(t *testing.T) {
+	reg := newReg(t)
+	install(t, reg.Global())
+	register(t, reg, bodyTool("t", time.Millisecond, func(ctx context.Context, _ *tool.Call) (any, error) {
+		<-ctx.Done()
+		return "late", nil
+	}))
+	if got := resultJSON(t, run(reg, t.Context(), "t", nil)); got != timedOut1ms {
+		t.Errorf("got %s\nwant %s", got, timedOut1ms)
+	}
 }
 
 // TestBudgetFromVisibleDefinition checks the budget comes from the definition the calling
 // agent sees: a scoped tool shadowing a global one brings its own budget.
 func TestBudgetFromVisibleDefinition(t *testing.T) {
 	reg := newReg(t)
-	install(t, reg.Global())
-	waitDone := func(ctx context.Context, _ *tool.Call) (any, error) {
+	clk := newClock()
+	installClock(t, reg.Global(), clk)
+	waitDone := expiring(clk, func(ctx context.Context, _ *tool.Call) (any, error) {
 		<-ctx.Done()
 		return "ok", nil
-	}
+	})
 	register(t, reg, bodyTool("t", time.Millisecond, waitDone))
 	agent := reg.NewScope("agent", nil)
 	defer agent.Close()
 	register(t, agent, bodyTool("t", 2*time.Millisecond, waitDone))
 
-	if got := run(reg, context.Background(), "t", nil); got.Error == nil || got.Error.Message != "tool call timed out after 1ms" {
+	if got := run(reg, t.Context(), "t", nil); got.Error == nil || got.Error.Message != "tool call timed out after 1ms" {
 		t.Errorf("global call: %s", resultJSON(t, got))
 	}
-	if got := run(reg, context.Background(), "t", agent); got.Error == nil || got.Error.Message != "tool call timed out after 2ms" {
+	if got := run(reg, t.Context(), "t", agent); got.Error == nil || got.Error.Message != "tool call timed out after 2ms" {
 		t.Errorf("agent call: %s", resultJSON(t, got))
 	}
 }

@@ -44,6 +44,7 @@ func newGlob(set *settings) (*tool.Definition, error) {
 		"Use this instead of running find through the shell."
 	return tool.New("glob", desc, g.run,
 		tool.WithTimeout(set.Timeout),
+		tool.ConcurrencySafe(), // it only reads: calls may overlap
 		tool.Render(g.render),
 		tool.Meta(g.meta),
 		tool.FinalizeContent(g.finalize),

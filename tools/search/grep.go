@@ -50,6 +50,7 @@ func newGrep(set *settings) (*tool.Definition, error) {
 		"Use read on a matched file to see the surrounding lines, and use this instead of running grep or rg through the shell."
 	return tool.New("grep", desc, g.run,
 		tool.WithTimeout(set.Timeout),
+		tool.ConcurrencySafe(), // it only reads: calls may overlap
 		tool.Render(g.render),
 		tool.Meta(g.meta),
 		tool.FinalizeContent(g.finalize),

@@ -149,12 +149,27 @@ func TestGrepErrors(t *testing.T) {
 		{`{"pattern":"x","path":"../x"}`, `Error: cannot search "../x": the path leads outside the workspace`, "FS_SANDBOX_DENIED"},
 		{`{"pattern":"x","path":"escape.txt"}`, `Error: cannot search "escape.txt": the path leads outside the workspace`, "FS_SANDBOX_DENIED"},
 		{`{"pattern":"x","path":"missing"}`, `Error: grep search failed: path "missing" does not exist`, CodeFailed},
-		{`{"pattern":"x","extra":1}`, `Error: invalid arguments: "extra" is not a declared property (additionalProperties: false)`, tool.CodeInvalidArgs},
+		{`{"pattern":"x","path":3}`, `Error: invalid arguments: "path" must be a string`, tool.CodeInvalidArgs},
 	}
 	for _, tt := range tests {
 		res := call(t, reg, "grep", tt.args)
 		if !res.IsError || text(t, res) != tt.text || code(res) != tt.code {
 			t.Errorf("grep %s = %q (%q), want %q (%q)", tt.args, text(t, res), code(res), tt.text, tt.code)
+		}
+	}
+}
+
+// TestExtraArgumentIgnored checks that glob and grep ignore an argument they do not declare
+// (their inferred schemas are open), as a model sometimes adds one.
+func TestExtraArgumentIgnored(t *testing.T) {
+	reg := newRegistry(t, Config{Root: writeTree(t, map[string]string{"a.go": "needle\n"})})
+	for _, tt := range []struct{ name, args, want string }{
+		{"grep", `{"pattern":"needle","extra":1}`, "a.go"},
+		{"glob", `{"pattern":"*.go","recursive":true}`, "a.go"},
+	} {
+		res := call(t, reg, tt.name, tt.args)
+		if res.IsError || !strings.Contains(text(t, res), tt.want) {
+			t.Errorf("%s %s = %q (%q), want a success naming %s", tt.name, tt.args, text(t, res), code(res), tt.want)
 		}
 	}
 }
@@ -304,3 +319,24 @@ func TestPreviewLine(t *testing.T) {
 }
 
 func mkfifo(p string) error { return syscall.Mkfifo(p, 0o644) }
+
+// TestReadOnlyToolsRunInParallel checks glob and grep are concurrency-safe (they only read),
+// so the scheduler and Code Mode overlap their calls; a call with invalid arguments stays
+// exclusive, as for every tool.
+func TestReadOnlyToolsRunInParallel(t *testing.T) {
+	reg := newRegistry(t, Config{Root: writeTree(t, map[string]string{"a.go": "x\n"})})
+	for _, tt := range []struct {
+		name, args string
+		want       tool.ExecMode
+	}{
+		{"glob", `{"pattern":"*.go"}`, tool.Parallel},
+		{"grep", `{"pattern":"x"}`, tool.Parallel},
+		{"glob", `{"pattern":1}`, tool.Exclusive},
+		{"grep", `{}`, tool.Exclusive},
+	} {
+		in := tool.Input{CallID: "c", Name: tt.name, Args: tool.ParseArguments(tt.args)}
+		if got := reg.ExecutionMode(in); got != tt.want {
+			t.Errorf("%s %s: mode %v, want %v", tt.name, tt.args, got, tt.want)
+		}
+	}
+}

@@ -275,6 +275,7 @@ func (s *server) call(m message) {
 	case "nonlossless":
 		s.writeRaw([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"content":[],"content":[]}}` + "\n"))
 	case "slow":
+		fmt.Fprintf(os.Stderr, "slow on %s\n", m.ID)
 		time.Sleep(time.Duration(num("ms", 100)) * time.Millisecond)
 		s.reply(m.ID, map[string]any{"content": []any{text("slow done")}})
 	default:

@@ -1,0 +1,63 @@
+// Package testwait bounds the waits of tests by the test's own deadline, so a test whose
+// awaited event never comes fails with a message naming what it waited for instead of
+// hanging until the test binary's timeout kills every test at once.
+package testwait
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// margin is the share of the time left before the test binary's deadline that a wait may
+// use; the rest is left for reporting the failure and running cleanups.
+const margin = 10
+
+// Context returns a context that ends when tb ends or shortly before the test binary's
+// deadline (go test -timeout), whichever comes first.
+func Context(tb testing.TB) context.Context {
+	tb.Helper()
+	ctx := tb.Context()
+	t, ok := tb.(interface{ Deadline() (time.Time, bool) })
+	if !ok {
+		return ctx
+	}
+	deadline, ok := t.Deadline()
+	if !ok {
+		return ctx
+	}
+	left := time.Until(deadline)
+	ctx, cancel := context.WithDeadline(ctx, deadline.Add(-left/margin))
+	tb.Cleanup(cancel)
+	return ctx
+}
+
+// Recv receives one value from ch, failing tb when the wait outlasts Context(tb).
+func Recv[T any](tb testing.TB, ch <-chan T, what string) T {
+	tb.Helper()
+	ctx := Context(tb)
+	select {
+	case v := <-ch:
+		return v
+	case <-ctx.Done():
+		tb.Fatalf("gave up waiting for %s: %v", what, context.Cause(ctx))
+		var zero T
+		return zero
+	}
+}
+
+// Until polls cond until it holds, failing tb when the wait outlasts Context(tb). It is for
+// conditions with no event to wait on; a failing test reports what it waited for.
+func Until(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	ctx := Context(tb)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			tb.Fatalf("gave up waiting for %s: %v", what, context.Cause(ctx))
+		case <-tick.C:
+		}
+	}
+}
