@@ -26,10 +26,10 @@ func protEnv(t *testing.T, cfg Config) (*env, string) {
 	}
 	cfg.Root = dir
 	for rel, data := range map[string]string{
-		".git/config":                 "[core]\n\tbare = false\n",
+		".git/config":                  "[core]\n\tbare = false\n",
 		".git/hooks/pre-commit.sample": "#!/bin/sh\n",
-		".dsh/config.yaml":            "permissions: {deny: [\"bash(rm *)\"]}\n",
-		"src/main.go":                 "package main\n",
+		".dsh/config.yaml":             "permissions: {deny: [\"bash(rm *)\"]}\n",
+		"src/main.go":                  "package main\n",
 	} {
 		p := filepath.Join(dir, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
