@@ -100,7 +100,7 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	defer scope.Close()
 	r := term.For(e.stdout, e.getenv)
 	for i, call := range calls {
-		in := tool.Input{CallID: fmt.Sprintf("call_%d", i+1), Name: call.name, Args: tool.ParseArguments(call.raw), Agent: scope}
+		in := tool.Input{CallID: fmt.Sprintf("call_%d", i+1), Name: call.name, Args: rt.reg.ParseArguments(call.raw), Agent: scope}
 		def := rt.reg.Get(call.name, scope)
 		if !*asJSON {
 			fmt.Fprint(e.stdout, r.Call(call.name, agent.CallCard(def, call.name, in.Args)))
