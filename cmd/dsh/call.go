@@ -66,7 +66,7 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	}
 	asJSON := fs.Bool("json", false, "print each result object as a JSON line instead of cards")
 	workspace := fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to")
-	cf := addConfigFlags(fs, "mode", "permissions.allow", "permissions.ask", "permissions.deny", "shell.sandbox")
+	cf := addConfigFlags(fs, "mode", "permissions.allow", "permissions.ask", "permissions.deny", "permissions.openProtected", "shell.sandbox")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
