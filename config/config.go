@@ -19,8 +19,9 @@
 // The project's file comes with whatever repository was cloned, so it is not trusted with
 // keys that would redirect the API key (baseUrl, apiKeyEnv), loosen permissions
 // (permissions.allow), start processes (mcp.servers), turn the shell sandbox off
-// (shell.sandbox) or choose where dsh writes (sessions.root, spill.dir): setting one there
-// is an error naming the file and line. It may tighten policy (permissions.ask,
+// (shell.sandbox), open protected paths to writes (permissions.openProtected) or choose
+// where dsh writes (sessions.root, spill.dir): setting one there is an error naming the
+// file and line. It may tighten policy (permissions.ask,
 // permissions.deny) and tune the agent (model, mode, limits, reminder, toolOrder).
 //
 // # Files
@@ -37,6 +38,8 @@
 //	toolOrder: [read, "<unlisted-tools>"]
 //	sessions: {root: ~/.dsh/sessions, compression: zstd}   # zstd | none
 //	permissions: {allow: [...], ask: [...], deny: [...]}   # see policy/rules
+//	permissions: {openProtected: [.git/hooks]}   # protected paths the file tools may write
+//	limits: {maxArgBytes: 1048576}       # the largest argument object of one tool call
 //	reminder: {thresholds: [3, 5, 8], include: [], exclude: [], argumentsPreviewChars: 500}
 //	spill: {maxInlineBytes: 50000, dir: ""}
 //	shell: {sandbox: none}               # none | bwrap
@@ -105,6 +108,16 @@ type Config struct {
 	Spill spill.Config
 	// Shell configures the shell tools (keys "shell.*").
 	Shell Shell
+	// OpenProtected lists protected paths (the workspace's .git and .dsh, the dsh home) the
+	// file tools may write after all, relative to the workspace or absolute, "~/" expanded
+	// (key "permissions.openProtected"; environment DSH_OPEN_PROTECTED, separated like
+	// PATH). Only the user's file, the environment or a flag may set it.
+	OpenProtected []string
+	// Limits bounds tool calls (keys "limits.*").
+	Limits Limits
+	// Home is dsh's home directory: the user's config.yaml, by default the sessions, and a
+	// protected path.
+	Home string
 	// MCP declares the MCP servers to mount (keys "mcp.servers.NAME").
 	MCP mcp.Config
 
@@ -123,6 +136,13 @@ type Sessions struct {
 type Shell struct {
 	// Sandbox is "none" or "bwrap" (key "shell.sandbox").
 	Sandbox string
+}
+
+// Limits bounds tool calls.
+type Limits struct {
+	// MaxArgBytes is the largest argument object of one tool call, as compact JSON (key
+	// "limits.maxArgBytes"; see tool.Config.MaxArgBytes).
+	MaxArgBytes int
 }
 
 // Sandbox values.
@@ -201,7 +221,8 @@ const (
 	kindPath
 	kindInt
 	kindList
-	kindPolicy // decoded and validated by the policy package's own type
+	kindPolicy   // decoded and validated by the policy package's own type
+	kindPathList // a list of paths; "~/" expanded, relative paths kept as given
 )
 
 // field is one configuration key.
@@ -232,6 +253,7 @@ var fields = []field{
 	{"permissions.allow", kindPolicy, ""},
 	{"permissions.ask", kindPolicy, ""},
 	{"permissions.deny", kindPolicy, ""},
+	{"permissions.openProtected", kindPathList, "DSH_OPEN_PROTECTED"},
 	{"reminder.thresholds", kindPolicy, ""},
 	{"reminder.include", kindPolicy, ""},
 	{"reminder.exclude", kindPolicy, ""},
@@ -239,10 +261,11 @@ var fields = []field{
 	{"spill.maxInlineBytes", kindPolicy, "DSH_SPILL_MAX_INLINE_BYTES"},
 	{"spill.dir", kindPath, "DSH_SPILL_DIR"},
 	{"shell.sandbox", kindString, "DSH_SHELL_SANDBOX"},
+	{"limits.maxArgBytes", kindInt, "DSH_MAX_ARG_BYTES"},
 }
 
 // sections are the keys whose values are mappings of further keys.
-var sections = []string{"sessions", "permissions", "reminder", "spill", "shell", "mcp"}
+var sections = []string{"sessions", "permissions", "reminder", "spill", "shell", "mcp", "limits"}
 
 // serversKey is the mapping of MCP server declarations by name.
 const serversKey = "mcp.servers"
@@ -301,6 +324,9 @@ func Default(home string) *Config {
 		Reminder:             reminder.DefaultConfig(),
 		Spill:                spill.DefaultConfig(),
 		Shell:                Shell{Sandbox: SandboxNone},
+		OpenProtected:        []string{},
+		Limits:               Limits{MaxArgBytes: tool.DefaultMaxArgBytes},
+		Home:                 home,
 		MCP:                  mcp.Config{Servers: map[string]mcp.ServerConfig{}},
 		sources:              map[string]Source{},
 	}
@@ -419,6 +445,8 @@ func userOnly(key string) string {
 		return "a cloned repository could start any command as an MCP server"
 	case "shell.sandbox":
 		return "a cloned repository could turn the shell sandbox off"
+	case "permissions.openProtected":
+		return "a cloned repository could open its .git or its own policy to writes"
 	case "sessions.root":
 		return "a cloned repository could choose where your session logs are written"
 	case "spill.dir":
@@ -533,7 +561,7 @@ func (l *layers) addFlag(s Setting, dir string) error {
 	if s.Values != nil {
 		v.list, v.isList = slices.Clone(s.Values), true
 	}
-	if (f.kind == kindList || isListKey(f.key)) != v.isList {
+	if (f.kind == kindList || f.kind == kindPathList || isListKey(f.key)) != v.isList {
 		if v.isList {
 			return fmt.Errorf("flag %s: %s takes one value, not a list", src.Name, s.Key)
 		}
@@ -616,11 +644,39 @@ func (c *Config) set(f field, v value, userHome string) error {
 		if err != nil {
 			return err
 		}
-		if f.key == "maxSteps" {
+		switch f.key {
+		case "maxSteps":
 			c.MaxSteps = n
-		} else {
+		case "limits.maxArgBytes":
+			c.Limits.MaxArgBytes = n
+		default:
 			c.MaxParallelToolCalls = n
 		}
+		return nil
+	case kindPathList:
+		var list []string
+		if v.node == nil && !v.isList {
+			list = filepath.SplitList(v.text) // the environment: separated like PATH
+		} else {
+			var err error
+			if list, err = stringList(f.key, v); err != nil {
+				return err
+			}
+		}
+		out := make([]string, 0, len(list))
+		for _, p := range list {
+			if strings.TrimSpace(p) == "" {
+				return fmt.Errorf("%s must not hold an empty path", f.key)
+			}
+			if strings.ContainsRune(p, 0) {
+				return fmt.Errorf("%s: path %q contains a NUL byte", f.key, p)
+			}
+			if p == "~" || strings.HasPrefix(p, "~/") {
+				p = expandPath(p, "", userHome)
+			}
+			out = append(out, p)
+		}
+		c.OpenProtected = out
 		return nil
 	case kindList:
 		list, err := stringList(f.key, v)
@@ -917,6 +973,8 @@ func (c *Config) Entries() []Entry {
 		"spill.maxInlineBytes":           strconv.Itoa(c.Spill.MaxInlineBytes),
 		"spill.dir":                      c.Spill.Dir,
 		"shell.sandbox":                  c.Shell.Sandbox,
+		"permissions.openProtected":      list(c.OpenProtected),
+		"limits.maxArgBytes":             strconv.Itoa(c.Limits.MaxArgBytes),
 	}
 	var out []Entry
 	for _, f := range fields {

@@ -162,6 +162,7 @@ func TestProjectFileCannotWidenTrust(t *testing.T) {
 		{"shell:\n  sandbox: none\n", "shell.sandbox", "sandbox off"},
 		{"sessions:\n  root: /tmp/x\n", "sessions.root", "session logs"},
 		{"spill:\n  dir: /tmp/x\n", "spill.dir", "spilled results"},
+		{"permissions:\n  openProtected: [.git]\n", "permissions.openProtected", "open its .git or its own policy to writes"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.key, func(t *testing.T) {
@@ -243,7 +244,7 @@ func TestErrors(t *testing.T) {
 		want    string // the message after the location
 		locator string // "file:line", "env", "flag" or "" (the whole message is want)
 	}{
-		{name: "unknown top", user: "model: x\nmodle: y\n", locator: "2", want: `unknown key "modle" (known keys here: model, baseUrl, apiKeyEnv, mode, codeRuntime, maxParallelToolCalls, maxSteps, toolOrder, sessions, permissions, reminder, spill, shell, mcp)`},
+		{name: "unknown top", user: "model: x\nmodle: y\n", locator: "2", want: `unknown key "modle" (known keys here: model, baseUrl, apiKeyEnv, mode, codeRuntime, maxParallelToolCalls, maxSteps, toolOrder, sessions, permissions, reminder, spill, shell, limits, mcp)`},
 		{name: "unknown nested", user: "sessions:\n  rot: x\n", locator: "2", want: `unknown key "sessions.rot" (known keys here: sessions.root, sessions.compression)`},
 		{name: "unknown mcp", user: "mcp:\n  server: {}\n", locator: "2", want: `unknown key "mcp.server" (known keys here: mcp.servers)`},
 		{name: "pool zero", user: "maxParallelToolCalls: 0\n", locator: "1", want: "maxParallelToolCalls must be a positive integer"},
@@ -270,6 +271,12 @@ func TestErrors(t *testing.T) {
 		{name: "flag unknown", flags: []Setting{{Key: "colour", Value: "x", Flag: "--colour"}}, locator: "flag", want: `flag --colour: unknown configuration key "colour"`},
 		{name: "flag list", flags: []Setting{{Key: "permissions.allow", Value: "read", Flag: "--allow"}}, locator: "flag", want: "flag --allow: permissions.allow takes a list of values"},
 		{name: "flag scalar", flags: []Setting{{Key: "model", Values: []string{"a"}}}, locator: "flag", want: "flag --model: model takes one value, not a list"},
+		{name: "open protected empty", user: "permissions:\n  openProtected: [\"\"]\n", locator: "2", want: "permissions.openProtected must not hold an empty path"},
+		{name: "open protected type", user: "permissions:\n  openProtected: .git\n", locator: "2", want: "permissions.openProtected must be a list of strings"},
+		{name: "env open protected empty", env: env{"DSH_OPEN_PROTECTED": ".git::.dsh"}, locator: "env", want: "environment variable DSH_OPEN_PROTECTED: permissions.openProtected must not hold an empty path"},
+		{name: "flag open protected scalar", flags: []Setting{{Key: "permissions.openProtected", Value: ".git", Flag: "--open-protected"}}, locator: "flag", want: "flag --open-protected: permissions.openProtected takes a list of values"},
+		{name: "max arg bytes", user: "limits:\n  maxArgBytes: 0\n", locator: "2", want: "limits.maxArgBytes must be a positive integer"},
+		{name: "env max arg bytes", env: env{"DSH_MAX_ARG_BYTES": "1MB"}, locator: "env", want: "environment variable DSH_MAX_ARG_BYTES: limits.maxArgBytes must be a positive integer"},
 		{name: "flag pool", flags: []Setting{{Key: "maxParallelToolCalls", Value: "-2", Flag: "--parallel"}}, locator: "flag", want: "flag --parallel: maxParallelToolCalls must be a positive integer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -382,4 +389,63 @@ func TestCodeRuntime(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `codeRuntime must be "quickjs" or "starlark", got "node"`) {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+func TestOpenProtectedAndLimits(t *testing.T) {
+	t.Run("defaults", func(t *testing.T) {
+		opts := setup(t, "", "", nil)
+		c, err := Load(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.OpenProtected) != 0 || c.OpenProtected == nil || c.Limits.MaxArgBytes != tool.DefaultMaxArgBytes || c.Home != opts.Home {
+			t.Errorf("config = %+v", c)
+		}
+	})
+	t.Run("user file", func(t *testing.T) {
+		opts := setup(t, "permissions:\n  openProtected: [.git/hooks, ~/notes, /abs/x]\nlimits:\n  maxArgBytes: 4096\n", "model: m\n", nil)
+		c, err := Load(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{".git/hooks", filepath.Join(opts.UserHome, "notes"), "/abs/x"}; !slices.Equal(c.OpenProtected, want) {
+			t.Errorf("OpenProtected = %q, want %q", c.OpenProtected, want)
+		}
+		if c.Limits.MaxArgBytes != 4096 {
+			t.Errorf("MaxArgBytes = %d", c.Limits.MaxArgBytes)
+		}
+		user := filepath.Join(opts.Home, "config.yaml")
+		if got := c.Source("permissions.openProtected").String(); got != user+":2" {
+			t.Errorf("source = %s", got)
+		}
+		if got := c.Source("limits.maxArgBytes").String(); got != user+":4" {
+			t.Errorf("source = %s", got)
+		}
+	})
+	t.Run("environment and flag", func(t *testing.T) {
+		opts := setup(t, "permissions:\n  openProtected: [.git]\n", "", env{"DSH_OPEN_PROTECTED": ".dsh:.git/hooks", "DSH_MAX_ARG_BYTES": "2048"})
+		c, err := Load(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(c.OpenProtected, []string{".dsh", ".git/hooks"}) || c.Source("permissions.openProtected").String() != "env DSH_OPEN_PROTECTED" {
+			t.Errorf("OpenProtected = %q from %s", c.OpenProtected, c.Source("permissions.openProtected"))
+		}
+		if c.Limits.MaxArgBytes != 2048 || c.Source("limits.maxArgBytes").String() != "env DSH_MAX_ARG_BYTES" {
+			t.Errorf("MaxArgBytes = %d from %s", c.Limits.MaxArgBytes, c.Source("limits.maxArgBytes"))
+		}
+		opts.Flags = []Setting{{Key: "permissions.openProtected", Values: []string{".git/config"}, Flag: "--open-protected"}}
+		if c, err = Load(opts); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(c.OpenProtected, []string{".git/config"}) || c.Source("permissions.openProtected").String() != "flag --open-protected" {
+			t.Errorf("OpenProtected = %q from %s", c.OpenProtected, c.Source("permissions.openProtected"))
+		}
+	})
+	t.Run("a project may set the limit", func(t *testing.T) {
+		c, err := Load(setup(t, "", "limits: {maxArgBytes: 100}\n", nil))
+		if err != nil || c.Limits.MaxArgBytes != 100 {
+			t.Fatalf("config = %+v, %v", c, err)
+		}
+	})
 }

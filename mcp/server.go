@@ -304,7 +304,7 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 	in := tool.Input{
 		CallID: ids.New("call_"),
 		Name:   req.Params.Name,
-		Args:   tool.ParseArguments(raw),
+		Args:   s.reg.ParseArguments(raw),
 		Agent:  c.hooks.Agent,
 	}
 	if c.hooks.BeforeCall != nil {

@@ -3,7 +3,9 @@ package tool_test
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/dsh-go/dsh/content"
@@ -55,7 +57,12 @@ func TestBadInput(t *testing.T) {
 			`invalid arguments: "extra" is not a declared property (additionalProperties: false)`},
 		{"nesting past the parser's limit", `{"path":"x","any":` + nested(10000) + `}`, tool.CodeInvalidArgs, mustBeObject},
 		{"10 MB of arguments", `{"path":"` + big + `","extra":true}`, tool.CodeInvalidArgs,
-			`invalid arguments: "extra" is not a declared property (additionalProperties: false)`},
+			`invalid arguments: they are 10485784 bytes of JSON, over the limit of 1048576 bytes for one call; pass less at a time (for example, write a large file in parts)`},
+		{"10 MB of unparsed text", big, tool.CodeInvalidArgs,
+			`invalid arguments: they are 10485760 bytes of JSON, over the limit of 1048576 bytes for one call; pass less at a time (for example, write a large file in parts)`},
+		{"NUL in a path", `{"path": "a.txt\u0000.png"}`, tool.CodeInvalidArgs, `invalid arguments: "path" contains a NUL byte, which no file path may hold`},
+		{"NUL in a list of paths", `{"path": "x", "paths": ["a", "b\u0000"]}`, tool.CodeInvalidArgs, `invalid arguments: "paths[1]" contains a NUL byte, which no file path may hold`},
+		{"NUL in a Go value's path", map[string]any{"file_path": "a\x00b"}, tool.CodeInvalidArgs, `invalid arguments: "file_path" contains a NUL byte, which no file path may hold`},
 		{"duplicate keys", `{"path": "a", "path": "b"}`, tool.CodeInvalidArgs, mustBeObject},
 		// The unparsed text stays the raw string, which is not lossless itself.
 		{"invalid UTF-8 text", "{\"path\": \"\xff\"}", "", "tool execution arguments must be losslessly JSON-serializable"},
@@ -68,7 +75,7 @@ func TestBadInput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			args := tt.args
 			if s, ok := args.(string); ok {
-				args = tool.ParseArguments(s)
+				args = reg.ParseArguments(s)
 			}
 			res := reg.Execute(context.Background(), tool.Input{CallID: tt.name, Name: "typed", Args: args})
 			checkInvariants(t, res)
@@ -90,15 +97,18 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
-	t.Run("10 MB of valid arguments", func(t *testing.T) {
-		reg := newReg(t)
+	t.Run("10 MB of valid arguments under a raised cap", func(t *testing.T) {
+		reg := newReg(t, tool.Config{MaxArgBytes: 11 << 20})
 		register(t, reg, bodyTool("len", func(_ context.Context, call *tool.Call) (any, error) {
 			p, _ := call.Args().(*jsonv.Object).Get("path")
 			return float64(len(p.(string))), nil
 		}))
-		res := reg.Execute(context.Background(), tool.Input{CallID: "big", Name: "len", Args: tool.ParseArguments(`{"path":"` + big + `"}`)})
+		res := reg.Execute(context.Background(), tool.Input{CallID: "big", Name: "len", Args: reg.ParseArguments(`{"path":"` + big + `"}`)})
 		if res.IsError || res.Value != float64(len(big)) {
 			t.Fatalf("result = %.300s", resultJSON(t, res))
+		}
+		if reg.MaxArgBytes() != 11<<20 {
+			t.Errorf("MaxArgBytes = %d", reg.MaxArgBytes())
 		}
 	})
 	t.Run("10,000-deep nesting in an open field", func(t *testing.T) {
@@ -142,9 +152,9 @@ func TestHostileCode(t *testing.T) {
 		msg   string
 		code  string
 	}{
-		{"body panics", func(context.Context, *tool.Call) (any, error) { panic(panicking) }, nil, panicking, ""},
+		{"body panics", func(context.Context, *tool.Call) (any, error) { panic(panicking) }, nil, `tool "t": the body panicked: ` + panicking, tool.CodeToolPanic},
 		{"body panics with nil", func(context.Context, *tool.Call) (any, error) { panic(nil) }, nil,
-			"panic called with nil argument", ""},
+			`tool "t": the body panicked: panic called with nil argument`, tool.CodeToolPanic},
 		{"body returns a channel", func(context.Context, *tool.Call) (any, error) { return make(chan int), nil }, nil,
 			`tool "t" returned invalid output: value is not lossless JSON`, tool.CodeInvalidToolOutput},
 		{"body returns a cycle", func(context.Context, *tool.Call) (any, error) {
@@ -156,27 +166,27 @@ func TestHostileCode(t *testing.T) {
 			reg.OnPreExecute(func(context.Context, *tool.Execution, func() (tool.PreDecision, error)) (tool.PreDecision, error) {
 				panic(panicking)
 			})
-		}, panicking, ""},
+		}, `tool "t": a pre-execute hook panicked: ` + panicking, tool.CodeToolPanic},
 		{"guard panics", nil, func(reg *tool.Registry) {
 			reg.Guard(func(*tool.Execution) string { panic(panicking) })
-		}, panicking, ""},
+		}, `tool "t": a guard panicked: ` + panicking, tool.CodeToolPanic},
 		{"approver panics", nil, func(reg *tool.Registry) {
 			reg.OnPreExecute(func(context.Context, *tool.Execution, func() (tool.PreDecision, error)) (tool.PreDecision, error) {
 				return tool.Ask(""), nil
 			})
 			reg.SetApprover(tool.ApproverFunc(func(context.Context, tool.ApprovalRequest) (tool.ApprovalOutcome, error) { panic(panicking) }))
-		}, panicking, ""},
+		}, `tool "t": the approver panicked: ` + panicking, tool.CodeToolPanic},
 		{"wrapper panics after next", nil, func(reg *tool.Registry) {
 			reg.WrapExecute(func(ctx context.Context, _ *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
 				_, _ = next(ctx)
 				panic(panicking)
 			})
-		}, panicking, ""},
+		}, `tool "t": an around-execute wrapper panicked: ` + panicking, tool.CodeToolPanic},
 		{"post-execute panics", nil, func(reg *tool.Registry) {
 			reg.OnPostExecute(func(context.Context, *tool.Execution, *tool.Result, func() (tool.PostDecision, error)) (tool.PostDecision, error) {
 				panic(panicking)
 			})
-		}, panicking, ""},
+		}, `tool "t": a post-execute hook panicked: ` + panicking, tool.CodeToolPanic},
 		{"post-execute returns a lossy value", nil, func(reg *tool.Registry) {
 			reg.OnPostExecute(func(context.Context, *tool.Execution, *tool.Result, func() (tool.PostDecision, error)) (tool.PostDecision, error) {
 				return tool.PostDecision{ReplaceValue: true, Value: make(chan int)}, nil
@@ -234,5 +244,171 @@ func TestHostileCode(t *testing.T) {
 				t.Errorf("logs = %q", got)
 			}
 		})
+	}
+}
+
+// TestGoexit: runtime.Goexit anywhere a body, hook, guard, approver, wrapper or finalizer
+// runs ends the call in a TOOL_PANIC result naming where, on the caller's goroutine; in a
+// result listener it is logged and changes nothing. Nothing hangs: every call returns.
+func TestGoexit(t *testing.T) {
+	goexitMsg := func(where string) string { return `tool "t": ` + where + ` called runtime.Goexit` }
+	tests := []struct {
+		name  string
+		body  func(context.Context, *tool.Call) (any, error)
+		setup func(reg *tool.Registry)
+		msg   string
+	}{
+		{"body", func(context.Context, *tool.Call) (any, error) { runtime.Goexit(); return nil, nil }, nil, goexitMsg("the body")},
+		{"pre-execute hook", nil, func(reg *tool.Registry) {
+			reg.OnPreExecute(func(context.Context, *tool.Execution, func() (tool.PreDecision, error)) (tool.PreDecision, error) {
+				runtime.Goexit()
+				return tool.Allow(), nil
+			})
+		}, goexitMsg("a pre-execute hook")},
+		{"guard", nil, func(reg *tool.Registry) {
+			reg.Guard(func(*tool.Execution) string { runtime.Goexit(); return "" })
+		}, goexitMsg("a guard")},
+		{"approver", nil, func(reg *tool.Registry) {
+			reg.OnPreExecute(func(context.Context, *tool.Execution, func() (tool.PreDecision, error)) (tool.PreDecision, error) {
+				return tool.Ask(""), nil
+			})
+			reg.SetApprover(tool.ApproverFunc(func(context.Context, tool.ApprovalRequest) (tool.ApprovalOutcome, error) {
+				runtime.Goexit()
+				return tool.ApprovalAllowedOnce, nil
+			}))
+		}, goexitMsg("the approver")},
+		{"wrapper before next", nil, func(reg *tool.Registry) {
+			reg.WrapExecute(func(context.Context, *tool.Execution, func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
+				runtime.Goexit()
+				return nil, nil
+			})
+		}, goexitMsg("an around-execute wrapper")},
+		{"wrapper after next", nil, func(reg *tool.Registry) {
+			reg.WrapExecute(func(ctx context.Context, _ *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
+				_, _ = next(ctx)
+				runtime.Goexit()
+				return nil, nil
+			})
+		}, goexitMsg("an around-execute wrapper")},
+		{"body under a wrapper calling next on another goroutine", func(context.Context, *tool.Call) (any, error) { runtime.Goexit(); return nil, nil },
+			func(reg *tool.Registry) {
+				reg.WrapExecute(func(ctx context.Context, _ *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
+					type out struct {
+						res *tool.Result
+						err error
+					}
+					ch := make(chan out, 1)
+					go func() {
+						res, err := next(ctx)
+						ch <- out{res, err}
+					}()
+					o := <-ch
+					return o.res, o.err
+				})
+			}, goexitMsg("the body")},
+		{"post-execute hook", nil, func(reg *tool.Registry) {
+			reg.OnPostExecute(func(context.Context, *tool.Execution, *tool.Result, func() (tool.PostDecision, error)) (tool.PostDecision, error) {
+				runtime.Goexit()
+				return tool.PostDecision{}, nil
+			})
+		}, goexitMsg("a post-execute hook")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs := &logCapture{}
+			reg := newReg(t, tool.Config{Logger: slog.New(logs)})
+			body := tt.body
+			if body == nil {
+				body = func(context.Context, *tool.Call) (any, error) { return "ok", nil }
+			}
+			register(t, reg, bodyTool("t", body))
+			if tt.setup != nil {
+				tt.setup(reg)
+			}
+			var results counter
+			reg.OnResult(func(context.Context, *tool.Execution, *tool.Result) error {
+				results.inc("r")
+				runtime.Goexit()
+				return nil
+			})
+			reg.OnResult(func(context.Context, *tool.Execution, *tool.Result) error {
+				results.inc("after")
+				return nil
+			})
+			res := reg.Execute(context.Background(), tool.Input{CallID: "c", Name: "t", Args: &jsonv.Object{}, Agent: reg.NewScope("a", nil)})
+			checkInvariants(t, res)
+			if !res.IsError || res.Error.Message != tt.msg || res.Error.Info == nil || res.Error.Info.Code != tool.CodeToolPanic || res.Error.Info.Name != "ToolPanicError" {
+				t.Errorf("result = %s", resultJSON(t, res))
+			}
+			if results.get("r") != 1 || results.get("after") != 1 {
+				t.Errorf("result listeners ran %d and %d times, want once each", results.get("r"), results.get("after"))
+			}
+			if got := logs.messages(); len(got) != 1 || got[0] != `WARN tool "t" (c): tools/result observer called runtime.Goexit` {
+				t.Errorf("logs = %q", got)
+			}
+		})
+	}
+	t.Run("finalize-content", func(t *testing.T) {
+		reg := newReg(t)
+		d := bodyTool("t", func(context.Context, *tool.Call) (any, error) { return "ok", nil })
+		d.FinalizeContent = func(*tool.Execution, *tool.Result) ([]content.Block, error) {
+			runtime.Goexit()
+			return nil, nil
+		}
+		register(t, reg, d)
+		res := reg.Execute(context.Background(), tool.Input{CallID: "c", Name: "t", Args: &jsonv.Object{}})
+		checkInvariants(t, res)
+		if !res.IsError || res.Error.Message != goexitMsg("finalize-content") || res.Error.Info.Code != tool.CodeToolPanic {
+			t.Errorf("result = %s", resultJSON(t, res))
+		}
+	})
+	t.Run("a wrapper's Goexit waits for the body it started", func(t *testing.T) {
+		reg := newReg(t)
+		started, release := make(chan struct{}), make(chan struct{})
+		var finished atomic.Bool
+		register(t, reg, bodyTool("t", func(context.Context, *tool.Call) (any, error) {
+			close(started)
+			<-release
+			finished.Store(true)
+			return "ok", nil
+		}))
+		reg.WrapExecute(func(ctx context.Context, _ *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
+			go next(ctx) //nolint:errcheck // the body the wrapper abandons
+			<-started
+			close(release)
+			runtime.Goexit()
+			return nil, nil
+		})
+		res := reg.Execute(context.Background(), tool.Input{CallID: "c", Name: "t", Args: &jsonv.Object{}})
+		if !finished.Load() {
+			t.Error("Execute returned before the started body did")
+		}
+		if !res.IsError || res.Error.Message != goexitMsg("an around-execute wrapper") {
+			t.Errorf("result = %s", resultJSON(t, res))
+		}
+	})
+}
+
+func TestMaxArgBytesConfig(t *testing.T) {
+	if _, err := tool.NewRegistry(tool.Config{MaxArgBytes: -1}); err == nil || err.Error() != "tool: MaxArgBytes must not be negative, got -1" {
+		t.Errorf("NewRegistry = %v", err)
+	}
+	reg := newReg(t, tool.Config{MaxArgBytes: 20})
+	register(t, reg, bodyTool("t", func(context.Context, *tool.Call) (any, error) { return "ok", nil }))
+	for args, want := range map[string]string{
+		`{"a":"0123456789ab"}`:    "",                                                // exactly 20 bytes
+		`{"a":"0123456789abc"}`:   "they are 21 bytes of JSON, over the limit of 20", // one more
+		`{"a":"\n\n\n\n\n\n"}`:    "",                                                // 6 escapes: 20 bytes
+		`{"a":"\u0001\u0001"}`:    "",                                                // 2 × \u0001: 20 bytes
+		`{"a":"\u0001\u0001\n"}`:  "they are 22 bytes of JSON, over the limit of 20",
+		`{"a":[1,2,true,null]}`:   "they are 21 bytes of JSON, over the limit of 20",
+		`{"a":[1,2,true]}`:        "",
+		"  {\"a\":1}  ":           "",                                                // white space counts only in text longer than the cap
+		"      {\"a\":1}        ": "they are 21 bytes of JSON, over the limit of 20", // not parsed at all
+	} {
+		res := reg.Execute(context.Background(), tool.Input{CallID: "c", Name: "t", Args: reg.ParseArguments(args)})
+		if want == "" && res.IsError || want != "" && (!res.IsError || !strings.Contains(res.Error.Message, want) || res.Error.Info.Code != tool.CodeInvalidArgs) {
+			t.Errorf("%s: result = %s", args, resultJSON(t, res))
+		}
 	}
 }

@@ -18,7 +18,25 @@ const (
 	CodeCodeRunFailed         = "CODE_RUN_FAILED"
 	CodeToolNotStarted        = "TOOL_NOT_STARTED"
 	CodeToolOutcomeUnknown    = "TOOL_OUTCOME_UNKNOWN"
+	// CodeToolPanic marks a call ended by a panic or runtime.Goexit in its body, a hook, a
+	// guard, the approver, a wrapper or finalize-content; the message says where.
+	CodeToolPanic = "TOOL_PANIC"
 )
+
+// panicFailure is the TOOL_PANIC error of a panic with value p in where ("the body", "a
+// pre-execute hook", …) of tool name. A panic value that is an error stays in the chain, for
+// errors.Is and errors.As.
+func panicFailure(name, where string, p any) *Error {
+	err, _ := p.(error)
+	return &Error{Name: "ToolPanicError", Code: CodeToolPanic, Err: err,
+		Message: fmt.Sprintf("tool \"%s\": %s panicked: %s", name, where, ErrorMessage(p))}
+}
+
+// goexitFailure is the TOOL_PANIC error of a runtime.Goexit in where of tool name.
+func goexitFailure(name, where string) *Error {
+	return &Error{Name: "ToolPanicError", Code: CodeToolPanic,
+		Message: fmt.Sprintf("tool \"%s\": %s called runtime.Goexit", name, where)}
+}
 
 // Error is a coded error: a failure whose Name and Code reach the result as error.info.
 // A tool body returns one (or wraps one) to give the model and the log a stable code;

@@ -7,3 +7,6 @@ func (r *Registry) LayerCount() int {
 	defer r.mu.RUnlock()
 	return len(r.layers)
 }
+
+// JSONSize is jsonSize, for the property test against jsonv.Marshal.
+var JSONSize = jsonSize

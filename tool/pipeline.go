@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/internal/contain"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/schema"
 )
@@ -87,11 +88,19 @@ func (r *Registry) Prepare(ctx context.Context, in Input) *Invocation {
 		inv.finalizer = visible.def.FinalizeContent
 	}
 
+	// Arguments kept as raw text (see Registry.ParseArguments) are measured before any
+	// copy is made of them.
+	if raw, ok := in.Args.(string); ok && len(raw) > r.maxArgs {
+		return inv.final(Fail(argsTooLarge(len(raw), r.maxArgs)))
+	}
 	args, err := jsonv.Snapshot(in.Args)
 	if err != nil {
 		return inv.final(Denied("tool execution arguments must be losslessly JSON-serializable"))
 	}
 	exec.args, exec.argsOK = args, true
+	if err := r.checkArgs(args); err != nil {
+		return inv.final(Fail(err))
+	}
 
 	if collapsed {
 		if ctx.Err() != nil {
@@ -126,14 +135,31 @@ func (inv *Invocation) final(res *Result) *Invocation {
 
 // prepare runs SPEC §4.2 steps 2–7. It returns a result (post reports whether it owes
 // post-execute), or nil to dispatch, or an error for a hook, approval or guard failure.
+// When there are hooks or guards to run, they run contained (package contain): a panic or
+// runtime.Goexit in one is a TOOL_PANIC error naming it.
 func (inv *Invocation) prepare() (res *Result, post bool, err error) {
+	pre := admitted(inv.r.hooks.Load().pre, inv.exec.agent)
+	guards := inv.r.guards(inv.exec)
+	if len(pre) == 0 && len(guards) == 0 {
+		return inv.prepareHooks(nil, nil, new(string))
+	}
+	where := "a pre-execute hook"
+	if stop := contain.Call(func() { res, post, err = inv.prepareHooks(pre, guards, &where) }); stop != nil {
+		return nil, false, stopFailure(inv.exec.name, where, stop)
+	}
+	return res, post, err
+}
+
+// prepareHooks is prepare's work; *where names the kind of code running, for a Goexit.
+func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []GuardFunc, where *string) (res *Result, post bool, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			res, post, err = nil, false, panicError(p)
+			res, post, err = nil, false, panicFailure(inv.exec.name, *where, p)
 		}
 	}()
 	ctx, exec, r := inv.ctx, inv.exec, inv.r
-	d, err := runPre(ctx, exec, admitted(r.hooks.Load().pre, exec.agent))
+	*where = "a pre-execute hook"
+	d, err := runPre(ctx, exec, pre)
 	if err != nil {
 		return nil, false, err
 	}
@@ -142,6 +168,7 @@ func (inv *Invocation) prepare() (res *Result, post bool, err error) {
 	case PreDeny:
 		return Denied(d.Reason), true, nil
 	case PreAsk:
+		*where = "the approver"
 		reason, approvalCancelled, err := r.resolveAsk(ctx, exec, d)
 		if err != nil {
 			return nil, false, err
@@ -155,8 +182,11 @@ func (inv *Invocation) prepare() (res *Result, post bool, err error) {
 	default:
 		return nil, false, fmt.Errorf("tools/pre-execute returned unknown decision kind %d", d.Kind)
 	}
-	if reason := r.guardReason(exec); reason != "" {
-		return Denied(reason), true, nil
+	*where = "a guard"
+	for _, g := range guards {
+		if reason := g(exec); reason != "" {
+			return Denied(reason), true, nil
+		}
 	}
 	if ctx.Err() != nil {
 		return abortResult(false), true, nil
@@ -175,7 +205,7 @@ func runPre(ctx context.Context, exec *Execution, hs []*hook[PreExecuteFunc]) (P
 		}
 		defer func() {
 			if p := recover(); p != nil {
-				err = panicError(p)
+				err = panicFailure(exec.name, "a pre-execute hook", p)
 			}
 		}()
 		return hs[i].fn(ctx, exec, func() (PreDecision, error) { return step(i + 1) })
@@ -183,12 +213,22 @@ func runPre(ctx context.Context, exec *Execution, hs []*hook[PreExecuteFunc]) (P
 	return step(0)
 }
 
-// panicError turns a recovered panic value into an error, keeping a coded error's code.
+// panicError turns a recovered panic value into an error, keeping a coded error's code: for
+// the renderers, whose failures are INVALID_TOOL_OUTPUT, and the result listeners, whose
+// failures are only logged.
 func panicError(p any) error {
 	if err, ok := p.(error); ok {
 		return err
 	}
 	return errors.New(ErrorMessage(p))
+}
+
+// stopFailure is the TOOL_PANIC error of contained code that stopped in where.
+func stopFailure(name, where string, stop *contain.Stop) *Error {
+	if stop.Goexit {
+		return goexitFailure(name, where)
+	}
+	return panicFailure(name, where, stop.Value)
 }
 
 // Dispatch runs the around-execute wrappers and the body (SPEC §4.3). It blocks until the
@@ -200,7 +240,7 @@ func (inv *Invocation) Dispatch() {
 	res, err := func() (res *Result, err error) {
 		defer func() {
 			if p := recover(); p != nil {
-				res, err = nil, panicError(p)
+				res, err = nil, panicFailure(inv.exec.name, "the dispatch", p)
 			}
 		}()
 		return inv.dispatch()
@@ -222,8 +262,13 @@ func (inv *Invocation) dispatch() (*Result, error) {
 		// No wrapper can see or replace the result: the body's result is authoritative.
 		res = inv.body(inv.ctx)
 	} else {
+		// The wrappers run contained: a wrapper's runtime.Goexit ends only its goroutine,
+		// after wrapped's deferred clean-up has waited for every body it started.
 		var err error
-		if res, err = inv.wrapped(hs); err != nil {
+		if stop := contain.Call(func() { res, err = inv.wrapped(hs) }); stop != nil {
+			return nil, stopFailure(inv.exec.name, "an around-execute wrapper", stop)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -278,7 +323,7 @@ func (inv *Invocation) wrapped(hs []*hook[ExecuteFunc]) (*Result, error) {
 		}
 		defer func() {
 			if p := recover(); p != nil {
-				res, err = nil, panicError(p)
+				res, err = nil, panicFailure(exec.name, "an around-execute wrapper", p)
 			}
 		}()
 		return hs[i].fn(ctx, exec, func(next context.Context) (*Result, error) {
@@ -288,11 +333,17 @@ func (inv *Invocation) wrapped(hs []*hook[ExecuteFunc]) (*Result, error) {
 			return step(i+1, next)
 		})
 	}
-	res, err := step(0, inv.ctx)
-	mu.Lock()
-	closed = true
-	mu.Unlock()
-	wg.Wait()
+	res, err := func() (*Result, error) {
+		// Deferred, so that it also runs when a wrapper ends its goroutine with
+		// runtime.Goexit: no started body is abandoned.
+		defer func() {
+			mu.Lock()
+			closed = true
+			mu.Unlock()
+			wg.Wait()
+		}()
+		return step(0, inv.ctx)
+	}()
 	if err != nil {
 		return nil, err
 	}
@@ -315,11 +366,22 @@ func (inv *Invocation) cancelled(res *Result) *Result {
 }
 
 // body is the innermost dispatch: fuse contexts, resolve the definition, run the body and
-// normalize its value or error (SPEC §4.3 step 2). It never panics.
+// normalize its value or error (SPEC §4.3 step 2). It never panics, and it runs the body
+// and its output projections contained (package contain), so that a body calling
+// runtime.Goexit ends in a TOOL_PANIC result instead of ending the caller's goroutine.
 func (inv *Invocation) body(ctx context.Context) (res *Result) {
+	where := "the body"
+	if stop := contain.Call(func() { res = inv.bodyContained(ctx, &where) }); stop != nil {
+		return Fail(stopFailure(inv.exec.name, where, stop))
+	}
+	return res
+}
+
+// bodyContained is body's work; *where names the code running, for a Goexit.
+func (inv *Invocation) bodyContained(ctx context.Context, where *string) (res *Result) {
 	defer func() {
 		if p := recover(); p != nil {
-			res = Fail(panicError(p))
+			res = Fail(panicFailure(inv.exec.name, *where, p))
 		}
 	}()
 	caller := inv.ctx
@@ -349,6 +411,7 @@ func (inv *Invocation) body(ctx context.Context) (res *Result) {
 	if err != nil {
 		return Fail(err)
 	}
+	*where = "the output projection"
 	res, err = inv.success(e, value)
 	if err != nil {
 		return Fail(err)
@@ -362,7 +425,7 @@ func (inv *Invocation) body(ctx context.Context) (res *Result) {
 func runBody(ctx context.Context, def *Definition, call *Call) (v any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			v, err = nil, panicError(p)
+			v, err = nil, panicFailure(def.Name, "the body", p)
 		}
 	}()
 	if def.Execute == nil {
@@ -513,15 +576,27 @@ func (inv *Invocation) Finalize() *Result {
 	return inv.finish(inv.result)
 }
 
-// post runs the post-execute hooks and applies their decision (SPEC §4.4 steps 1–4).
+// post runs the post-execute hooks and applies their decision (SPEC §4.4 steps 1–4). The
+// hooks run contained: a panic or runtime.Goexit in one is a TOOL_PANIC failure.
 func (inv *Invocation) post(res *Result) (out *Result) {
+	hs := admitted(inv.r.hooks.Load().post, inv.exec.agent)
+	if len(hs) == 0 {
+		return inv.postHooks(res, nil)
+	}
+	if stop := contain.Call(func() { out = inv.postHooks(res, hs) }); stop != nil {
+		return Fail(stopFailure(inv.exec.name, "a post-execute hook", stop))
+	}
+	return out
+}
+
+// postHooks is post's work.
+func (inv *Invocation) postHooks(res *Result, hs []*hook[PostExecuteFunc]) (out *Result) {
 	defer func() {
 		if p := recover(); p != nil {
-			out = Fail(panicError(p))
+			out = Fail(panicFailure(inv.exec.name, "a post-execute hook", p))
 		}
 	}()
 	ctx, exec := inv.ctx, inv.exec
-	hs := admitted(inv.r.hooks.Load().post, exec.agent)
 	var d PostDecision
 	if len(hs) > 0 {
 		var err error
@@ -532,7 +607,7 @@ func (inv *Invocation) post(res *Result) (out *Result) {
 			}
 			defer func() {
 				if p := recover(); p != nil {
-					err = panicError(p)
+					err = panicFailure(exec.name, "a post-execute hook", p)
 				}
 			}()
 			return hs[i].fn(ctx, exec, res.Clone(), func() (PostDecision, error) { return step(i + 1) })
@@ -647,7 +722,11 @@ var errNotSerializable = errors.New("tool result must be losslessly JSON-seriali
 func (inv *Invocation) finish(res *Result) *Result {
 	out := materializeOr(res, errNotSerializable)
 	if fin := inv.finalizer; fin != nil {
-		blocks, err := callFinalizer(fin, inv.exec, out.Clone())
+		var blocks []content.Block
+		var err error
+		if stop := contain.Call(func() { blocks, err = callFinalizer(fin, inv.exec, out.Clone()) }); stop != nil {
+			blocks, err = nil, stopFailure(inv.exec.name, "finalize-content", stop)
+		}
 		switch {
 		case err != nil:
 			out = materializeOr(Fail(err), errNotSerializable)
@@ -657,9 +736,19 @@ func (inv *Invocation) finish(res *Result) *Result {
 			out = materializeOr(&next, errNotSerializable)
 		}
 	}
-	for _, h := range admitted(inv.r.hooks.Load().result, inv.exec.agent) {
-		if err := callResult(h.fn, inv.ctx, inv.exec, out.Clone()); err != nil {
-			inv.r.logger.Warn(fmt.Sprintf("tool \"%s\" (%s): tools/result observer failed: %s", inv.exec.name, inv.exec.callID, ErrorMessage(err)))
+	// The listeners run contained, one goroutine for all of them: after a listener's
+	// runtime.Goexit, the next listener goes on in a new goroutine.
+	ls := admitted(inv.r.hooks.Load().result, inv.exec.agent)
+	for i := 0; i < len(ls); i++ {
+		stop := contain.Call(func() {
+			for ; i < len(ls); i++ {
+				if err := callResult(ls[i].fn, inv.ctx, inv.exec, out.Clone()); err != nil {
+					inv.r.logger.Warn(fmt.Sprintf("tool \"%s\" (%s): tools/result observer failed: %s", inv.exec.name, inv.exec.callID, ErrorMessage(err)))
+				}
+			}
+		})
+		if stop != nil {
+			inv.r.logger.Warn(fmt.Sprintf("tool \"%s\" (%s): tools/result observer called runtime.Goexit", inv.exec.name, inv.exec.callID))
 		}
 	}
 	return out
@@ -678,7 +767,7 @@ func materializeOr(res *Result, fallback error) *Result {
 func callFinalizer(fin func(*Execution, *Result) ([]content.Block, error), exec *Execution, res *Result) (blocks []content.Block, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			blocks, err = nil, panicError(p)
+			blocks, err = nil, panicFailure(exec.Name(), "finalize-content", p)
 		}
 	}()
 	return fin(exec, res)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -258,16 +259,15 @@ func TestPostDecisions(t *testing.T) {
 	})
 	t.Run("listener failures", func(t *testing.T) {
 		for name, f := range map[string]func() (tool.PostDecision, error){
-			"error": func() (tool.PostDecision, error) { return tool.PostDecision{}, errors.New("post hook broke") },
-			"panic": func() (tool.PostDecision, error) { panic("post hook broke") },
+			`{"isError":true,"error":{"message":"post hook broke"},"content":[{"type":"text","text":"Error: post hook broke"}]}`:                                                                                                                                                func() (tool.PostDecision, error) { return tool.PostDecision{}, errors.New("post hook broke") },
+			`{"isError":true,"error":{"message":"tool \"echo\": a post-execute hook panicked: post hook broke","info":{"name":"ToolPanicError","code":"TOOL_PANIC"}},"content":[{"type":"text","text":"Error: tool \"echo\": a post-execute hook panicked: post hook broke"}]}`: func() (tool.PostDecision, error) { panic("post hook broke") },
 		} {
 			reg := newReg(t)
 			register(t, reg, echoTool())
 			reg.OnPostExecute(func(context.Context, *tool.Execution, *tool.Result, func() (tool.PostDecision, error)) (tool.PostDecision, error) {
 				return f()
 			})
-			wantJSON(t, callEcho(reg, `{"text":"hi"}`), `{"isError":true,"error":{"message":"post hook broke"},"content":[{"type":"text","text":"Error: post hook broke"}]}`)
-			_ = name
+			wantJSON(t, callEcho(reg, `{"text":"hi"}`), name)
 		}
 		reg := newReg(t)
 		register(t, reg, echoTool())
@@ -425,9 +425,9 @@ func TestWrapperResults(t *testing.T) {
 		}
 	})
 	t.Run("wrapper error and panic are final", func(t *testing.T) {
-		for _, f := range []func() (*tool.Result, error){
-			func() (*tool.Result, error) { return nil, errors.New("wrapper broke") },
-			func() (*tool.Result, error) { panic("wrapper broke") },
+		for f, want := range map[*func() (*tool.Result, error)]string{
+			ptr(func() (*tool.Result, error) { return nil, errors.New("wrapper broke") }): `{"isError":true,"error":{"message":"wrapper broke"},"content":[{"type":"text","text":"Error: wrapper broke"}]}`,
+			ptr(func() (*tool.Result, error) { panic("wrapper broke") }):                  `{"isError":true,"error":{"message":"tool \"echo\": an around-execute wrapper panicked: wrapper broke","info":{"name":"ToolPanicError","code":"TOOL_PANIC"}},"content":[{"type":"text","text":"Error: tool \"echo\": an around-execute wrapper panicked: wrapper broke"}]}`,
 		} {
 			reg := newReg(t)
 			register(t, reg, echoTool())
@@ -436,8 +436,8 @@ func TestWrapperResults(t *testing.T) {
 				posts.inc("post")
 				return next()
 			})
-			wrap(reg, func(func(context.Context) (*tool.Result, error)) (*tool.Result, error) { return f() })
-			wantJSON(t, callEcho(reg, `{"text":"hi"}`), `{"isError":true,"error":{"message":"wrapper broke"},"content":[{"type":"text","text":"Error: wrapper broke"}]}`)
+			wrap(reg, func(func(context.Context) (*tool.Result, error)) (*tool.Result, error) { return (*f)() })
+			wantJSON(t, callEcho(reg, `{"text":"hi"}`), want)
 			if posts.get("post") != 0 {
 				t.Error("a wrapper failure reached post-execute")
 			}
@@ -561,14 +561,13 @@ func TestBodyFailures(t *testing.T) {
 			`{"isError":true,"error":{"message":"m"},"content":[{"type":"text","text":"Error: m"}]}`},
 		{"schema error", func() (any, error) { _, err := schema.Compile(js(nil, `{"anyOf":[]}`)); return nil, err },
 			`{"isError":true,"error":{"message":"unsupported JSON schema: schema.anyOf is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)","info":{"name":"JsonSchemaError","code":"UNSUPPORTED_SCHEMA"}},"content":[{"type":"text","text":"Error: unsupported JSON schema: schema.anyOf is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)"}]}`},
-		{"panic string", func() (any, error) { panic("kaboom") },
-			`{"isError":true,"error":{"message":"kaboom"},"content":[{"type":"text","text":"Error: kaboom"}]}`},
-		{"panic coded error", func() (any, error) { panic(tool.NewError("HarnessError", "BOOM", "kaboom")) },
-			`{"isError":true,"error":{"message":"kaboom","info":{"name":"HarnessError","code":"BOOM"}},"content":[{"type":"text","text":"Error: kaboom"}]}`},
-		{"panic unprintable", func() (any, error) { panic(hostile{}) },
-			`{"isError":true,"error":{"message":"<unprintable thrown value>"},"content":[{"type":"text","text":"Error: <unprintable thrown value>"}]}`},
-		{"panic struct", func() (any, error) { panic(struct{ Code int }{500}) },
-			`{"isError":true,"error":{"message":"{500}"},"content":[{"type":"text","text":"Error: {500}"}]}`},
+		{"panic string", func() (any, error) { panic("kaboom") }, `{"isError":true,"error":{"message":"tool \"t\": the body panicked: kaboom","info":{"name":"ToolPanicError","code":"TOOL_PANIC"}},"content":[{"type":"text","text":"Error: tool \"t\": the body panicked: kaboom"}]}`},
+		// A panic is a bug, never a way to return a domain code: a coded panic value is TOOL_PANIC too.
+		{"panic coded error", func() (any, error) { panic(tool.NewError("HarnessError", "BOOM", "kaboom")) }, `{"isError":true,"error":{"message":"tool \"t\": the body panicked: kaboom","info":{"name":"ToolPanicError","code":"TOOL_PANIC"}},"content":[{"type":"text","text":"Error: tool \"t\": the body panicked: kaboom"}]}`},
+		{"panic unprintable", func() (any, error) { panic(hostile{}) }, `{"isError":true,"error":{"message":"tool \"t\": the body panicked: <unprintable thrown value>","info":{"name":"ToolPanicError","code":"TOOL_PANIC"}},"content":[{"type":"text","text":"Error: tool \"t\": the body panicked: <unprintable thrown value>"}]}`},
+		{"panic struct", func() (any, error) { panic(struct{ Code int }{500}) }, `{"isError":true,"error":{"message":"tool \"t\": the body panicked: {500}","info":{"name":"ToolPanicError","code":"TOOL_PANIC"}},"content":[{"type":"text","text":"Error: tool \"t\": the body panicked: {500}"}]}`},
+		{"Goexit", func() (any, error) { runtime.Goexit(); return nil, nil },
+			`{"isError":true,"error":{"message":"tool \"t\": the body called runtime.Goexit","info":{"name":"ToolPanicError","code":"TOOL_PANIC"}},"content":[{"type":"text","text":"Error: tool \"t\": the body called runtime.Goexit"}]}`},
 		{"typed nil error", func() (any, error) { return nil, typedNil },
 			`{"isError":true,"error":{"message":"<unprintable thrown value>"},"content":[{"type":"text","text":"Error: <unprintable thrown value>"}]}`},
 		{"error wins over a value", func() (any, error) { return "value", errors.New("failed anyway") },
@@ -721,8 +720,7 @@ func TestPreExecute(t *testing.T) {
 				return tool.PreDecision{}, tool.NewError("HarnessError", "DENIED", "denied")
 			},
 				`{"isError":true,"error":{"message":"denied","info":{"name":"HarnessError","code":"DENIED"}},"content":[{"type":"text","text":"Error: denied"}]}`},
-			{"panic", func() (tool.PreDecision, error) { panic("permission hook broke") },
-				`{"isError":true,"error":{"message":"permission hook broke"},"content":[{"type":"text","text":"Error: permission hook broke"}]}`},
+			{"panic", func() (tool.PreDecision, error) { panic("permission hook broke") }, `{"isError":true,"error":{"message":"tool \"echo\": a pre-execute hook panicked: permission hook broke","info":{"name":"ToolPanicError","code":"TOOL_PANIC"}},"content":[{"type":"text","text":"Error: tool \"echo\": a pre-execute hook panicked: permission hook broke"}]}`},
 			{"unknown kind", func() (tool.PreDecision, error) { return tool.PreDecision{Kind: 42}, nil },
 				`{"isError":true,"error":{"message":"tools/pre-execute returned unknown decision kind 42"},"content":[{"type":"text","text":"Error: tools/pre-execute returned unknown decision kind 42"}]}`},
 		}
@@ -746,7 +744,7 @@ func TestPreExecute(t *testing.T) {
 		reg := newReg(t)
 		register(t, reg, echoTool())
 		reg.Guard(func(*tool.Execution) string { panic("guard exploded") })
-		wantJSON(t, callEcho(reg, `{}`), `{"isError":true,"error":{"message":"guard exploded"},"content":[{"type":"text","text":"Error: guard exploded"}]}`)
+		wantJSON(t, callEcho(reg, `{}`), `{"isError":true,"error":{"message":"tool \"echo\": a guard panicked: guard exploded","info":{"name":"ToolPanicError","code":"TOOL_PANIC"}},"content":[{"type":"text","text":"Error: tool \"echo\": a guard panicked: guard exploded"}]}`)
 	})
 	t.Run("an unknown tool meets policy and post-execute", func(t *testing.T) {
 		reg := newReg(t)
@@ -857,7 +855,7 @@ func TestFinalizeContent(t *testing.T) {
 			}, `{"isError":true,"error":{"message":"finalizer violated its total contract"},"content":[{"type":"text","text":"Error: finalizer violated its total contract"}]}`},
 			"panic": {func(*tool.Execution, *tool.Result) ([]content.Block, error) {
 				panic("finalizer violated its total contract")
-			}, `{"isError":true,"error":{"message":"finalizer violated its total contract"},"content":[{"type":"text","text":"Error: finalizer violated its total contract"}]}`},
+			}, `{"isError":true,"error":{"message":"tool \"echo\": finalize-content panicked: finalizer violated its total contract","info":{"name":"ToolPanicError","code":"TOOL_PANIC"}},"content":[{"type":"text","text":"Error: tool \"echo\": finalize-content panicked: finalizer violated its total contract"}]}`},
 			"lossy": {func(*tool.Execution, *tool.Result) ([]content.Block, error) {
 				return content.Texts("\xff"), nil
 			}, `{"isError":true,"error":{"message":"tool result must be losslessly JSON-serializable"},"content":[{"type":"text","text":"Error: tool result must be losslessly JSON-serializable"}]}`},
@@ -1217,3 +1215,6 @@ func TestArgumentsNotLossless(t *testing.T) {
 		t.Errorf("lossless Go arguments rejected: %s", resultJSON(t, res))
 	}
 }
+
+// ptr returns a pointer to v, to key a map by a function.
+func ptr[T any](v T) *T { return &v }

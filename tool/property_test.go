@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -363,7 +364,7 @@ func TestPropertyPipelineInvariants(t *testing.T) {
 		} else if sc.PreAbort && sc.Finalizer != 3 && code != tool.CodeAbortedBeforeDispatch {
 			t.Fatalf("pre-aborted: %s", resultJSON(t, res))
 		}
-		if !sc.PreAbort && !sc.LossyArgs && sc.Pre == 5 && sc.Finalizer != 3 && (res.Error == nil || res.Error.Message != "pre panicked") {
+		if !sc.PreAbort && !sc.LossyArgs && sc.Pre == 5 && sc.Finalizer != 3 && (res.Error == nil || !strings.HasSuffix(res.Error.Message, `": a pre-execute hook panicked: pre panicked`) || code != tool.CodeToolPanic) {
 			t.Fatalf("a panicking pre-execute hook: %s", resultJSON(t, res))
 		}
 	})
@@ -576,6 +577,21 @@ func TestPropertyRegistryView(t *testing.T) {
 					}
 				}
 			}
+		}
+	})
+}
+
+// TestPropertyJSONSize: the argument cap measures exactly what jsonv.Marshal would write.
+func TestPropertyJSONSize(t *testing.T) {
+	controls := rapid.Map(rapid.SliceOfN(rapid.ByteRange(0, 0x7f), 0, 20), func(b []byte) any { return string(b) })
+	rapid.Check(t, func(t *rapid.T) {
+		v := rapid.OneOf(jsonValue(4), controls).Draw(t, "value")
+		b, err := jsonv.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tool.JSONSize(v); got != len(b) {
+			t.Fatalf("JSONSize = %d, Marshal wrote %d bytes: %s", got, len(b), b)
 		}
 	})
 }

@@ -38,13 +38,21 @@ type Config struct {
 	Mode Mode
 	// Logger receives warnings such as failed result listeners; nil means slog.Default().
 	Logger *slog.Logger
+	// MaxArgBytes caps the size of one call's arguments as compact JSON; a call over it
+	// fails INVALID_ARGS before any hook or body sees it. Zero means DefaultMaxArgBytes;
+	// negative values are refused.
+	MaxArgBytes int
 }
+
+// DefaultMaxArgBytes is the default of Config.MaxArgBytes: 1 MiB.
+const DefaultMaxArgBytes = 1 << 20
 
 // Registry holds tools in a global layer and per-scope layers, and runs every call through
 // the pipeline. It is safe for concurrent use; create one with NewRegistry.
 type Registry struct {
-	mode   Mode
-	logger *slog.Logger
+	mode    Mode
+	logger  *slog.Logger
+	maxArgs int // Config.MaxArgBytes with its default
 
 	mu      sync.RWMutex
 	global  *layer
@@ -74,10 +82,30 @@ func NewRegistry(cfg Config) (*Registry, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	r := &Registry{mode: mode, logger: logger, global: &layer{}, layers: map[*Scope]*layer{}}
+	maxArgs := cfg.MaxArgBytes
+	if maxArgs < 0 {
+		return nil, fmt.Errorf("tool: MaxArgBytes must not be negative, got %d", maxArgs)
+	}
+	if maxArgs == 0 {
+		maxArgs = DefaultMaxArgBytes
+	}
+	r := &Registry{mode: mode, logger: logger, maxArgs: maxArgs, global: &layer{}, layers: map[*Scope]*layer{}}
 	r.root = &Scope{reg: r, name: "global", global: true}
 	r.hooks.Store(&hookSet{})
 	return r, nil
+}
+
+// MaxArgBytes returns the cap on one call's arguments (Config.MaxArgBytes with its default).
+func (r *Registry) MaxArgBytes() int { return r.maxArgs }
+
+// ParseArguments is the package's ParseArguments with the registry's argument cap applied
+// first: text longer than the cap is not parsed at all but kept as the raw string, which
+// the pipeline then refuses with INVALID_ARGS naming its size and the cap.
+func (r *Registry) ParseArguments(raw string) any {
+	if len(raw) > r.maxArgs {
+		return raw
+	}
+	return ParseArguments(raw)
 }
 
 // Mode returns the deployment's default presentation mode.
@@ -764,10 +792,11 @@ func (r *Registry) Definitions(scope *Scope) []*Definition {
 	return out
 }
 
-// guardReason evaluates the guards for exec (SPEC §2.6): global guards, then, for a call
-// with an agent, each layer of its chain farthest first. The list is snapshotted first.
-func (r *Registry) guardReason(exec *Execution) string {
+// guards returns a snapshot of the guards for exec in the order they are evaluated: global
+// guards, then, for a call with an agent, each layer of its chain farthest first.
+func (r *Registry) guards(exec *Execution) []GuardFunc {
 	r.mu.RLock()
+	defer r.mu.RUnlock()
 	var gs []GuardFunc
 	for _, g := range r.global.guards {
 		gs = append(gs, g.fn)
@@ -785,11 +814,5 @@ func (r *Registry) guardReason(exec *Execution) string {
 			}
 		}
 	}
-	r.mu.RUnlock()
-	for _, g := range gs {
-		if reason := g(exec); reason != "" {
-			return reason
-		}
-	}
-	return ""
+	return gs
 }

@@ -69,7 +69,7 @@ func TestStageKinds(t *testing.T) {
 		{"pre-aborted", func(s *setup) { s.ctx = cancelled() }, false, 0, tool.CodeAbortedBeforeDispatch, "tool call aborted before dispatch"},
 		{"pre-execute throws", pre(func() (tool.PreDecision, error) { return tool.PreDecision{}, errors.New("pre broke") }), false, 0, "", "pre broke"},
 		{"approval throws", approver("", errors.New("approval broke")), false, 0, "", "approval broke"},
-		{"guard throws", func(s *setup) { s.reg.Guard(func(*tool.Execution) string { panic("guard broke") }) }, false, 0, "", "guard broke"},
+		{"guard throws", func(s *setup) { s.reg.Guard(func(*tool.Execution) string { panic("guard broke") }) }, false, 0, tool.CodeToolPanic, `tool "t": a guard panicked: guard broke`},
 		{"pre-execute deny", pre(func() (tool.PreDecision, error) { return tool.Deny("denied"), nil }), false, 1, "", "denied"},
 		{"guard reason", func(s *setup) { s.reg.Guard(func(*tool.Execution) string { return "guarded" }) }, false, 1, "", "guarded"},
 		{"approval non-grant", approver(tool.ApprovalRejected, nil), false, 1, "", `the user rejected tool "t"`},

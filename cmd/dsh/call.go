@@ -66,7 +66,7 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	}
 	asJSON := fs.Bool("json", false, "print each result object as a JSON line instead of cards")
 	workspace := fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to")
-	cf := addConfigFlags(fs, "mode", "permissions.allow", "permissions.ask", "permissions.deny", "shell.sandbox")
+	cf := addConfigFlags(fs, "mode", "permissions.allow", "permissions.ask", "permissions.deny", "permissions.openProtected", "shell.sandbox")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -100,7 +100,7 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	defer scope.Close()
 	r := term.For(e.stdout, e.getenv)
 	for i, call := range calls {
-		in := tool.Input{CallID: fmt.Sprintf("call_%d", i+1), Name: call.name, Args: tool.ParseArguments(call.raw), Agent: scope}
+		in := tool.Input{CallID: fmt.Sprintf("call_%d", i+1), Name: call.name, Args: rt.reg.ParseArguments(call.raw), Agent: scope}
 		def := rt.reg.Get(call.name, scope)
 		if !*asJSON {
 			fmt.Fprint(e.stdout, r.Call(call.name, agent.CallCard(def, call.name, in.Args)))

@@ -32,6 +32,7 @@ var configFlagSpecs = []configFlag{
 	{key: "permissions.ask", flag: "ask", list: true, usage: "permission rule requiring approval (repeatable), e.g. 'bash(git push*)'"},
 	{key: "permissions.deny", flag: "deny", list: true, usage: "permission rule refusing calls (repeatable), e.g. 'read(**/.env)'"},
 	{key: "shell.sandbox", flag: "sandbox", usage: "run shell commands under bubblewrap (bwrap) or not (none)"},
+	{key: "permissions.openProtected", flag: "open-protected", list: true, usage: "a protected path (.git, .dsh, the dsh home; relative to the workspace or absolute) the file tools may write after all (repeatable), e.g. '.git/hooks'"},
 }
 
 // configFlags collects the configuration flags of one command line.

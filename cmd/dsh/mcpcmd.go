@@ -41,7 +41,7 @@ func runMCPServe(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "mcp serve", "mcp serve [--http ADDR] [--workspace DIR] [flags]")
 	addr := fs.String("http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8931) instead of stdio")
 	workspace := fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to")
-	cf := addConfigFlags(fs, "mode", "permissions.allow", "permissions.ask", "permissions.deny", "shell.sandbox")
+	cf := addConfigFlags(fs, "mode", "permissions.allow", "permissions.ask", "permissions.deny", "permissions.openProtected", "shell.sandbox")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}

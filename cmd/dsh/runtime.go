@@ -88,7 +88,8 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 	if cfg.Mode == "" {
 		cfg.Mode = tool.ModeNative
 	}
-	reg, err := tool.NewRegistry(tool.Config{Mode: cfg.Mode})
+	c := cfg.Config
+	reg, err := tool.NewRegistry(tool.Config{Mode: cfg.Mode, MaxArgBytes: c.Limits.MaxArgBytes})
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +99,6 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 			rt.Close()
 		}
 	}()
-	c := cfg.Config
 	add := func(undo func(), err error) error {
 		if err != nil {
 			return err
@@ -114,7 +114,9 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 	rt.spillDir = spillDir
 	rt.undos = append(rt.undos, func() { os.Remove(spillDir) }) // only when nothing was spilled
 	// Tools.
-	if err := add(fs.Install(reg, fs.Config{Root: ws, ReadOnlyRoots: []string{spillDir}})); err != nil {
+	// The file tools refuse writes to the protected paths (.git, .dsh, the dsh home) unless
+	// the user opened them.
+	if err := add(fs.Install(reg, fs.Config{Root: ws, ReadOnlyRoots: []string{spillDir}, Home: c.Home, OpenProtected: c.OpenProtected})); err != nil {
 		return nil, fmt.Errorf("file tools: %w", err)
 	}
 	if err := add(search.Install(reg, search.Config{Root: ws, SpillDir: spillDir})); err != nil {

@@ -37,6 +37,15 @@ type Config struct {
 	// read-only directory nested in the workspace stays read-only and a workspace nested in
 	// a read-only directory stays writable.
 	ReadOnlyRoots []string
+	// Home is the user's dsh home (~/.dsh or $DSH_HOME). write and edit refuse every path
+	// in it with FS_PROTECTED_PATH, as they refuse the workspace's .git and .dsh; empty
+	// protects no home.
+	Home string
+	// OpenProtected lists paths inside the protected set that write and edit may change
+	// after all, each with everything below it: relative to Root, or absolute. Only the
+	// user should set it (dsh takes it from permissions.openProtected in the user's
+	// configuration, the environment or a flag, never from a project's file).
+	OpenProtected []string
 	// NoObservation turns the observation policy off: write and edit then act on the current
 	// file without requiring or checking an earlier read.
 	NoObservation bool

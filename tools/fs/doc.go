@@ -41,6 +41,20 @@
 // belongs to the deepest root that contains it; reads of read-only files record no
 // observation.
 //
+// # Protected paths
+//
+// Some paths inside the reach of the tools are read-only to them: the workspace's .git (a
+// repository directory, or a .git file or symbolic link together with the directory it
+// points to and a linked worktree's common directory), the workspace's .dsh, and
+// [Config.Home], the user's dsh home. A planted git hook or a rewritten project policy would
+// outlive the session, so write and edit refuse every path inside them with
+// FS_PROTECTED_PATH, naming the path, the protected path and how to open it; read works as
+// everywhere else. The check is made on the path as spelled and again on its canonical
+// location (every symbolic link and ".." resolved), with ASCII case folded, and a hard link
+// to a protected file is refused like every multiply-linked file. [Config.OpenProtected]
+// exempts chosen paths, each with everything below it. [Tools.Protected] lists the set, for
+// a sandbox to mount read-only.
+//
 // Hard links: a file's other links cannot be enumerated, so a file with Nlink > 1 may share
 // its inode with a path outside the workspace. Writing it would either change that outside
 // file (an in-place write) or silently split the link (an atomic rename), so write and edit

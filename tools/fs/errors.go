@@ -22,6 +22,7 @@ const (
 	CodeTooLarge         = "FS_TOO_LARGE"
 	CodePermissionDenied = "FS_PERMISSION_DENIED"
 	CodeSandboxDenied    = "FS_SANDBOX_DENIED"
+	CodeProtectedPath    = "FS_PROTECTED_PATH"
 	CodeIOError          = "FS_IO_ERROR"
 	CodeStaleVersion     = "FS_STALE_VERSION"
 	CodeNotObserved      = "FS_NOT_OBSERVED"

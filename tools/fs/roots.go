@@ -31,6 +31,32 @@ func openReadOnlyRoots(dirs []string) ([]*Workspace, error) {
 // edit of a path in a read-only root — spelled there, or reached through a symbolic link
 // into a read-only root nested in the workspace — fails with FS_SANDBOX_DENIED.
 func (t *Tools) resolve(op, p string) (Target, error) {
+	target, err := t.resolveRoots(op, p)
+	if err != nil || op == "read" {
+		return target, err
+	}
+	// The canonical location, every symbolic link resolved: a link (or "..") leading into a
+	// protected path is caught here even when the spelling looks harmless.
+	root := t.ws
+	if target.ws != nil {
+		root = target.ws
+	}
+	if hit := t.prot.Covering(filepath.Join(root.real, filepath.FromSlash(target.Rel))); hit != "" {
+		return Target{}, protectedDenied(op, target.Path, hit)
+	}
+	return target, nil
+}
+
+// resolveRoots is resolve without the protected-path check of the canonical location; the
+// path as spelled is checked before it is resolved, so a protected .git that is a link
+// leading outside the workspace is reported as protected.
+func (t *Tools) resolveRoots(op, p string) (Target, error) {
+	if op != "read" && strings.TrimSpace(p) != "" {
+		display := displayPath(t.ws.dir, p)
+		if hit := t.prot.Covering(display); hit != "" {
+			return Target{}, protectedDenied(op, display, hit)
+		}
+	}
 	if len(t.ro) == 0 || strings.TrimSpace(p) == "" {
 		return t.ws.Resolve(op, p)
 	}
@@ -76,6 +102,11 @@ func (t *Tools) owner(abs string) (*Workspace, string) {
 		}
 	}
 	return best, bestRel
+}
+
+// protectedDenied is the refusal of a write or edit inside a protected path.
+func protectedDenied(op, display, protected string) *tool.Error {
+	return fsError(CodeProtectedPath, "cannot %s %q: it is inside the protected path %q (version-control and dsh metadata are read-only to the file tools); the user can open it with permissions.openProtected in the user configuration or the --open-protected flag", op, display, protected)
 }
 
 // readOnlyDenied is the refusal of a write or edit in a read-only root.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/dsh-go/dsh/internal/protect"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -18,6 +19,7 @@ type Tools struct {
 	cfg   Config
 	ws    *Workspace
 	ro    []*Workspace  // Config.ReadOnlyRoots
+	prot  *protect.Set  // the protected paths write and edit refuse
 	obs   *observations // nil with Config.NoObservation
 	locks keyLocks
 	seed  maphash.Seed
@@ -37,12 +39,17 @@ func New(cfg Config) (*Tools, error) {
 	if err != nil {
 		return nil, err
 	}
+	prot, err := protect.New(protect.Config{Workspace: cfg.Root, Home: cfg.Home, Open: cfg.OpenProtected})
+	if err != nil {
+		ws.Close()
+		return nil, fmt.Errorf("tools/fs: %w", err)
+	}
 	ro, err := openReadOnlyRoots(cfg.ReadOnlyRoots)
 	if err != nil {
 		ws.Close()
 		return nil, err
 	}
-	t := &Tools{cfg: cfg, ws: ws, ro: ro, seed: maphash.MakeSeed(), editMax: editMaxBytes}
+	t := &Tools{cfg: cfg, ws: ws, ro: ro, prot: prot, seed: maphash.MakeSeed(), editMax: editMaxBytes}
 	if !cfg.NoObservation {
 		t.obs = newObservations()
 	}
@@ -112,6 +119,16 @@ func (t *Tools) Edit() *tool.Definition { return t.edit }
 
 // Workspace returns the workspace the tools are confined to.
 func (t *Tools) Workspace() *Workspace { return t.ws }
+
+// Protected returns the protected paths write and edit refuse (FS_PROTECTED_PATH): the
+// workspace's .git (and what a .git file or link points to), its .dsh and Config.Home,
+// absolute and clean; some may not exist yet. Paths opened by Config.OpenProtected are
+// still listed; OpenedProtected lists those. A sandbox should mount the protected paths
+// that exist read-only.
+func (t *Tools) Protected() []string { return t.prot.Paths() }
+
+// OpenedProtected returns Config.OpenProtected made absolute: the exceptions to Protected.
+func (t *Tools) OpenedProtected() []string { return t.prot.Opened() }
 
 // Close releases the workspace and the read-only roots. Calls still running fail; later
 // calls fail.
