@@ -209,8 +209,8 @@ func TestPermissionListsAccumulate(t *testing.T) {
 			},
 		},
 		{
-			name: "deny: the project's entries come after the user's, repeated ones once",
-			user: "permissions:\n  deny:\n    - \"bash(rm *)\"\n    - read(**/.env)\n",
+			name:    "deny: the project's entries come after the user's, repeated ones once",
+			user:    "permissions:\n  deny:\n    - \"bash(rm *)\"\n    - read(**/.env)\n",
 			project: "permissions:\n  deny: [\"write(secrets/**)\", \"bash(rm *)\"]\n",
 			flags:   []Setting{{Key: "permissions.deny", Values: []string{"bash(curl *)", "read(**/.env)"}, Flag: "--deny"}},
 			want: []want{{"permissions.deny", []string{
@@ -232,7 +232,7 @@ func TestPermissionListsAccumulate(t *testing.T) {
 			name:  "allow: the user's file and the flags",
 			user:  "permissions:\n  allow: [read, grep]\n",
 			flags: []Setting{{Key: "permissions.allow", Values: []string{"bash(go test *)", "read"}, Flag: "--allow"}},
-			want: []want{{"permissions.allow", []string{"read@user file U:2", "grep@user file U:2", "bash(go test *)@flag flag --allow"}}},
+			want:  []want{{"permissions.allow", []string{"read@user file U:2", "grep@user file U:2", "bash(go test *)@flag flag --allow"}}},
 		},
 		{
 			name: "nothing set: empty lists from the defaults",
