@@ -176,11 +176,11 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 
 func TestNormalizeSpace(t *testing.T) {
 	for in, want := range map[string]string{
-		"  git   status  ":   "git status",
-		"echo 'a   b'  c":    "echo 'a   b' c",
-		"echo \"a \t b\"\tc": "echo \"a \t b\" c",
+		"  git   status  ":    "git status",
+		"echo 'a   b'  c":     "echo 'a   b' c",
+		"echo \"a \t b\"\tc":  "echo \"a \t b\" c",
 		"echo \\'  a  'b  c'": "echo \\' a 'b  c'",
-		"":                   "",
+		"":                    "",
 	} {
 		if got := normalizeSpace(in); got != want {
 			t.Errorf("normalizeSpace(%q) = %q, want %q", in, got, want)
