@@ -42,6 +42,55 @@ type analysis struct {
 	parses     int
 }
 
+// commandCache remembers the analyses of recent commands: the pre-execute hook and the
+// guard judge every call, and agents repeat commands. It holds at most two generations of
+// cacheSize commands of at most cacheMaxLen bytes; an analysis is never modified once made,
+// so it is shared freely.
+type commandCache struct {
+	mu        sync.Mutex
+	cur, prev map[string]*analysis
+}
+
+const (
+	cacheSize   = 256
+	cacheMaxLen = 4096
+)
+
+func newCommandCache() *commandCache {
+	return &commandCache{cur: map[string]*analysis{}}
+}
+
+// analyse returns the analysis of cmd, from the cache when it is there.
+func (cc *commandCache) analyse(cmd string) *analysis {
+	if len(cmd) > cacheMaxLen {
+		return analyseCommand(cmd)
+	}
+	cc.mu.Lock()
+	a, ok := cc.cur[cmd]
+	if !ok {
+		if a, ok = cc.prev[cmd]; ok {
+			cc.put(cmd, a)
+		}
+	}
+	cc.mu.Unlock()
+	if ok {
+		return a
+	}
+	a = analyseCommand(cmd)
+	cc.mu.Lock()
+	cc.put(cmd, a)
+	cc.mu.Unlock()
+	return a
+}
+
+// put adds an analysis, starting a new generation when the current one is full.
+func (cc *commandCache) put(cmd string, a *analysis) {
+	if len(cc.cur) >= cacheSize {
+		cc.prev, cc.cur = cc.cur, make(map[string]*analysis, cacheSize)
+	}
+	cc.cur[cmd] = a
+}
+
 // parsers recycles shell parsers: a parser is not safe for concurrent use, Rules is.
 var parsers = sync.Pool{New: func() any {
 	return syntax.NewParser(syntax.Variant(syntax.LangBash))

@@ -187,3 +187,41 @@ func TestNormalizeSpace(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandCache checks the cache is bounded, returns the analysis it made, and is safe
+// for concurrent use.
+func TestCommandCache(t *testing.T) {
+	cc := newCommandCache()
+	first := cc.analyse("git status")
+	if again := cc.analyse("git status"); again != first {
+		t.Fatal("a cached command was analysed again")
+	}
+	for i := range 3 * cacheSize {
+		cc.analyse("echo " + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + strings.Repeat("y", i/26))
+	}
+	if len(cc.cur) > cacheSize || len(cc.prev) > cacheSize {
+		t.Fatalf("cache holds %d + %d commands, want at most %d each", len(cc.cur), len(cc.prev), cacheSize)
+	}
+	long := "echo " + strings.Repeat("z", cacheMaxLen)
+	cc.analyse(long)
+	if _, ok := cc.cur[long]; ok {
+		t.Fatal("a command longer than cacheMaxLen was cached")
+	}
+	done := make(chan []string)
+	for g := range 4 {
+		go func() {
+			var out []string
+			for i := range 200 {
+				out = append(out, forms(cc.analyse("rm f"+string(rune('0'+(g+i)%10))))...)
+			}
+			done <- out
+		}()
+	}
+	for range 4 {
+		for _, f := range <-done {
+			if !strings.HasPrefix(f, "rm f") {
+				t.Errorf("form %q", f)
+			}
+		}
+	}
+}

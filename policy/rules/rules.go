@@ -129,6 +129,7 @@ func (v Verdict) Reason(name string) string {
 type Rules struct {
 	c         compiled
 	workspace string
+	commands  *commandCache
 }
 
 // New validates cfg and compiles its rules.
@@ -146,7 +147,7 @@ func New(cfg Config) (*Rules, error) {
 	if ws, err = filepath.Abs(ws); err != nil {
 		return nil, fmt.Errorf("rules: workspace %q: %w", cfg.Workspace, err)
 	}
-	return &Rules{c: c, workspace: filepath.Clean(ws)}, nil
+	return &Rules{c: c, workspace: filepath.Clean(ws), commands: newCommandCache()}, nil
 }
 
 // Workspace returns the absolute directory relative paths are resolved against.
@@ -246,7 +247,7 @@ func (c *call) analyse() {
 	c.arg = PrimaryArgument(c.name, c.args)
 	switch c.arg.Kind {
 	case KindCommand:
-		c.whole, c.cmd = normalizeSpace(c.arg.Value), analyseCommand(c.arg.Value)
+		c.whole, c.cmd = normalizeSpace(c.arg.Value), c.r.commands.analyse(c.arg.Value)
 	case KindPath:
 		c.path = resolvePath(c.r.workspace, c.arg.Value)
 	}
