@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dsh-go/dsh/policy/rules"
+	"github.com/dsh-go/dsh/tool"
 )
 
 // The ways around a "bash(rm *)" deny rule that a lexical splitter let through: each must
@@ -186,4 +187,30 @@ func TestAllowSeesEverything(t *testing.T) {
 		{"bash", cmd("/tmp/x/ls"), "none"},
 		{"bash", cmd("./build.sh --fast"), "allow bash(./build.sh*)"},
 	})
+}
+
+// TestAllowThroughPipeline runs allow rules in a registry where a later hook asks about
+// every call, as an approval policy would: "allow: bash(git status)" pre-approves exactly
+// git status, and a command hiding another program behind it is still asked about (and,
+// with no approval service, refused without running).
+func TestAllowThroughPipeline(t *testing.T) {
+	for _, tt := range []struct {
+		command string
+		runs    int32
+	}{
+		{"git status", 1},
+		{"git status; rm f1", 0},
+		{"git status $(rm f1)", 0},
+		{"git status `rm f1`", 0},
+		{"git status && bash -c 'rm f1'", 0},
+		{"git status | xargs rm", 0},
+		{"$(echo git) status", 0},
+	} {
+		p := newPipeline(t, rules.Config{Allow: []string{"bash(git status)"}})
+		p.reg.OnPreExecute(laterHook(ptr(tool.Ask("every command needs approval"))))
+		res := p.run(tt.command, nil)
+		if got := p.runs.Load(); got != tt.runs || res.IsError != (tt.runs == 0) {
+			t.Errorf("%q: ran %d times, result %s", tt.command, got, resultJSON(t, res))
+		}
+	}
 }
