@@ -144,10 +144,10 @@ func TestWrappedCommandProperty(t *testing.T) {
 		{func(c string) string { return "eval " + quote(c) }, false, true},
 		{func(c string) string { return "if true; then " + c + "; fi" }, false, false},
 		{func(c string) string { return "f() { " + c + "; }; f" }, true, false}, // f itself is a program
-		{func(c string) string { return "echo $(" + c + ")" }, true, true},
+		{func(c string) string { return "echo $( " + c + " )" }, true, true},
 		{func(c string) string { return "ls | " + c }, false, false},
 		{func(c string) string { return c + " && git status" }, false, false},
-		{func(c string) string { return "cat <(" + c + ")" }, true, true},
+		{func(c string) string { return "cat <( " + c + " )" }, true, true},
 	}
 	rapid.Check(t, func(t *rapid.T) {
 		base := rapid.SampledFrom([]string{"rm f1", "rm -rf /", "/bin/rm f1", "ls -la", "git status", "true"}).Draw(t, "base")
