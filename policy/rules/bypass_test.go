@@ -214,3 +214,39 @@ func TestAllowThroughPipeline(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryWrapper runs rm through each wrapper and shell the package documentation lists.
+func TestEveryWrapper(t *testing.T) {
+	r, err := rules.New(rules.Config{Deny: []string{"bash(rm *)"}, Allow: []string{"bash(*)"}, Workspace: "/ws"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{
+		"command -p rm f1", "builtin rm f1", "exec -a x rm f1", "exec -cl rm f1",
+		"env -u HOME -C /tmp A=1 rm f1", "env --split-string='rm f1'", "env -- rm f1", "env - rm f1",
+		"nohup rm f1", "nice --adjustment=3 rm f1", "time -p rm f1", "/usr/bin/time -o log rm f1",
+		"timeout --signal=KILL 1m rm f1", "timeout -k 1 5 rm f1", "stdbuf -i0 -e 0 rm f1", "setsid --fork rm f1",
+		"xargs rm", "xargs -a list -d '\\n' rm", "xargs --max-args=1 rm", "sudo -E -- rm f1", "sudo --user=root rm f1",
+		"doas rm f1", "doas -u root rm f1", "su -c 'rm f1'", "su - root -c 'rm f1'", "su --command='rm f1' root",
+		"script -qc 'rm f1' /dev/null", "script --command 'rm f1'", "flock -w 5 lock rm f1", "flock lock --command 'rm f1'",
+		"watch 'rm f1'", "watch --interval 2 rm f1", "chroot / rm f1", "chroot --userspec=1:1 / rm f1",
+		"ionice -c 3 rm f1", "taskset 0x1 rm f1", "taskset -c 0 rm f1", "unbuffer rm f1",
+		"strace -f -o log rm f1", "ltrace -o log rm f1", "fakeroot -- rm f1", "unshare -r rm f1", "unshare --wd /tmp rm f1",
+		"proxychains rm f1", "proxychains4 -f cfg rm f1", "torsocks -u x rm f1", "busybox rm f1",
+		"valgrind --leak-check=full rm f1", "firejail --noprofile rm f1", "catchsegv rm f1", "caffeinate -i rm f1",
+		"sg wheel 'rm f1'", "sg wheel -c 'rm f1'", "dbus-run-session -- rm f1",
+		"find . -ok rm {} \\;", "find . -okdir rm {} +", "trap -- 'rm f1' INT",
+		"sh -c 'rm f1'", "bash -c 'rm f1'", "zsh -c 'rm f1'", "dash -c 'rm f1'", "ksh -c 'rm f1'", "mksh -c 'rm f1'",
+		"ash -c 'rm f1'", "yash -c 'rm f1'", "posh -c 'rm f1'", "rbash -c 'rm f1'", "bash --norc -o errexit -c 'rm f1'",
+	} {
+		if v := r.Evaluate("bash", js(t, fmt.Sprintf(`{"command":%q}`, cmd))); v.Kind != rules.Denied || v.Unresolved != "" {
+			t.Errorf("%q: %v (unresolved %q), want denied by what it runs", cmd, v.Kind, v.Unresolved)
+		}
+	}
+	// Wrappers that run nothing, and are their own program.
+	for _, cmd := range []string{"command -v rm", "sudo -l", "ionice -p 1", "taskset -p 1", "trap -l", "trap - INT", "bash --version", "env", "nohup"} {
+		if v := r.Evaluate("bash", js(t, fmt.Sprintf(`{"command":%q}`, cmd))); v.Kind != rules.Allowed {
+			t.Errorf("%q: %v (%s), want allowed", cmd, v.Kind, v.Unresolved)
+		}
+	}
+}

@@ -62,7 +62,7 @@ var wrappers = map[string]wrapper{
 	"sudo": {valued: "ugCDhprtTUR", long: []string{"--user", "--group", "--close-from", "--chdir", "--host", "--prompt",
 		"--role", "--type", "--command-timeout", "--other-user", "--chroot"}, assigns: true, none: "lvkKeV", bare: runsUnknown},
 	"doas":             {valued: "uC", bare: runsUnknown},
-	"su":               {valued: "gGsw", long: []string{"--group", "--supp-group", "--shell", "--whitelist-environment"}, shell: "c", longShell: []string{"--command", "--session-command"}, bare: runsUnknown},
+	"su":               {operands: 1, valued: "gGsw", long: []string{"--group", "--supp-group", "--shell", "--whitelist-environment"}, shell: "c", longShell: []string{"--command", "--session-command"}, bare: runsUnknown},
 	"script":           {valued: "ETIOBm", long: []string{"--echo", "--log-timing", "--log-in", "--log-out", "--log-io", "--logging-format", "--output-limit"}, shell: "c", longShell: []string{"--command"}, bare: runsUnknown},
 	"flock":            {valued: "wE", long: []string{"--timeout", "--conflict-exit-code"}, operands: 1, shell: "c", longShell: []string{"--command"}},
 	"watch":            {valued: "nq", long: []string{"--interval", "--equexit", "--differences"}},
@@ -78,7 +78,7 @@ var wrappers = map[string]wrapper{
 	"catchsegv":        {},
 	"valgrind":         {},
 	"firejail":         {},
-	"sg":               {operands: 1},
+	"sg":               {operands: 1, shell: "c"},
 	"caffeinate":       {valued: "tw"},
 }
 
@@ -113,8 +113,8 @@ func unwrap(name string, args []word) ([]word, runs, string) {
 		return nil, runsNothing, ""
 	}
 	rest, r, why := wrapped(w, args)
-	if name == "watch" && r == runsCommand {
-		return rest, runsShell, "" // watch runs its arguments with sh -c
+	if (name == "watch" || name == "sg") && r == runsCommand {
+		return rest, runsShell, "" // they run their arguments with sh -c
 	}
 	return rest, r, why
 }
