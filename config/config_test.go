@@ -277,11 +277,13 @@ func TestPermissionListsAccumulate(t *testing.T) {
 	}
 }
 
-// TestOtherListsReplace pins the decision for the lists that only tune the agent: a later
-// layer, the project's file included, replaces them as a whole.
+// TestOtherListsReplace pins the decision for the keys that only tune the agent (the lists
+// among them too): a later layer, the project's file included, replaces them as a whole.
 func TestOtherListsReplace(t *testing.T) {
-	user := "toolOrder: [read, \"<unlisted-tools>\"]\nreminder:\n  thresholds: [3, 5]\n  include: [bash]\n  exclude: [read]\n"
-	project := "toolOrder: [grep, \"<unlisted-tools>\"]\nreminder:\n  thresholds: [4]\n  include: [grep]\n  exclude: []\n"
+	user := "toolOrder: [read, \"<unlisted-tools>\"]\nreminder:\n  thresholds: [3, 5]\n  include: [bash]\n  exclude: [read]\n" +
+		"model: m1\nmode: both\nspill: {maxInlineBytes: 1000}\n"
+	project := "toolOrder: [grep, \"<unlisted-tools>\"]\nreminder:\n  thresholds: [4]\n  include: [grep]\n  exclude: []\n" +
+		"model: m2\nmode: code\nspill: {maxInlineBytes: 90000}\n"
 	c, err := Load(setup(t, user, project, env{}))
 	if err != nil {
 		t.Fatal(err)
@@ -290,7 +292,10 @@ func TestOtherListsReplace(t *testing.T) {
 		!slices.Equal(c.Reminder.Include, []string{"grep"}) || len(c.Reminder.Exclude) != 0 {
 		t.Fatalf("toolOrder %v, reminder %+v", c.ToolOrder, c.Reminder)
 	}
-	for _, k := range []string{"toolOrder", "reminder.thresholds", "reminder.include", "reminder.exclude"} {
+	if c.Model != "m2" || c.Mode != tool.ModeCode || c.Spill.MaxInlineBytes != 90000 {
+		t.Fatalf("model %q, mode %q, spill %d", c.Model, c.Mode, c.Spill.MaxInlineBytes)
+	}
+	for _, k := range []string{"toolOrder", "reminder.thresholds", "reminder.include", "reminder.exclude", "model", "mode", "spill.maxInlineBytes"} {
 		if src := c.Source(k); !src.Project || src.Layer() != "project file" {
 			t.Errorf("%s source %v (%s), want the project file", k, src, src.Layer())
 		}
