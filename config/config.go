@@ -11,18 +11,32 @@
 //	environment                 DSH_* variables (see Keys), and the API key variable
 //	flags                       Settings the command line passes to Load
 //
-// A list (toolOrder, permissions.allow, …) is replaced as a whole, not merged; the MCP
-// servers are merged by name, each server's declaration replaced as a whole. A key set
-// to null in a file (`model:` with no value) is not set by that file. Missing files are
-// skipped.
+// A scalar or a list is replaced as a whole by a later layer, with three exceptions. The
+// permission lists (permissions.allow, permissions.ask, permissions.deny) accumulate: each
+// layer's entries are appended after those of the layers before it (an entry already
+// present is not repeated), so no layer removes or reorders what an earlier one set, and
+// `dsh config` shows the source of every entry. The MCP servers are merged by name, each
+// server's declaration replaced as a whole. A key set to null in a file (`model:` with no
+// value) is not set by that file. Missing files are skipped.
 //
-// The project's file comes with whatever repository was cloned, so it is not trusted with
-// keys that would redirect the API key (baseUrl, apiKeyEnv), loosen permissions
-// (permissions.allow), start processes (mcp.servers), turn the shell sandbox off
-// (shell.sandbox), open protected paths to writes (permissions.openProtected) or choose
-// where dsh writes (sessions.root, spill.dir): setting one there is an error naming the
-// file and line. It may tighten policy (permissions.ask,
-// permissions.deny) and tune the agent (model, mode, limits, reminder, toolOrder).
+// # What a project file may set
+//
+// The project's file comes with whatever repository was cloned, so it may only tighten
+// what the user, the environment and the flags set; setting a key that would loosen it is
+// an error naming the file, the line and the reason:
+//
+//   - permissions.deny and permissions.ask: entries are added after the user's, never
+//     removing or reordering them (an empty list adds nothing);
+//   - permissions.allow is refused: allowing is the user's decision;
+//   - maxSteps and maxParallelToolCalls may be lowered, not raised above the value of the
+//     layers before (the user's file, else the default);
+//   - shell.sandbox may be made stricter (bwrap over none), never weaker;
+//   - baseUrl and apiKeyEnv (they would redirect the API key), mcp.servers (it starts
+//     processes), permissions.openProtected (it would open .git or the policy itself to
+//     writes), sessions.root and spill.dir (they choose where dsh writes) are refused;
+//   - everything else tunes the agent and replaces the user's value as any later layer does:
+//     model, mode, codeRuntime, toolOrder, sessions.compression, the reminder.* keys and
+//     spill.maxInlineBytes.
 //
 // # Files
 //
@@ -122,6 +136,7 @@ type Config struct {
 	MCP mcp.Config
 
 	sources map[string]Source
+	items   map[string][]Item // the permission lists' entries with their sources
 }
 
 // Sessions configures where sessions are stored.
@@ -169,6 +184,31 @@ type Source struct {
 	Name string
 	// Line is the line in the file (FromFile only).
 	Line int
+	// Project is true when the file is the project's .dsh/config.yaml (FromFile only).
+	Project bool
+}
+
+// Layer names the layer the value came from: "default", "user file", "project file",
+// "env" or "flag".
+func (s Source) Layer() string {
+	switch s.Kind {
+	case FromFile:
+		if s.Project {
+			return "project file"
+		}
+		return "user file"
+	case FromEnv:
+		return "env"
+	case FromFlag:
+		return "flag"
+	}
+	return "default"
+}
+
+// Item is one entry of a permission list with where it came from.
+type Item struct {
+	Value  string
+	Source Source
 }
 
 // String renders the source as `dsh config` shows it: "default", "<file>:<line>",
@@ -300,13 +340,42 @@ type value struct {
 	dir    string // relative paths resolve against it
 }
 
-// layers accumulates the values of every layer, the later replacing the earlier.
+// layers accumulates the values of every layer, the later replacing the earlier, except
+// the accumulating keys, whose values are kept in layer order.
 type layers struct {
 	values  map[string]value
+	lists   map[string][]value // accumulating keys: every layer's value, in layer order
+	base    map[string]value   // narrowing keys: the value before the project's file set one
 	servers map[string]value
 	order   []string // server names in first-declared order
 	project bool     // the file being added is a project's, whose keys are restricted
 }
+
+// accumulates reports whether the layers' values of key are appended rather than replaced.
+func accumulates(key string) bool {
+	switch key {
+	case "permissions.allow", "permissions.ask", "permissions.deny":
+		return true
+	}
+	return false
+}
+
+// looseness returns, for a key a project file may only narrow, how loose c's value of it
+// is (greater is looser), and whether key is such a key.
+func looseness(key string, c *Config) (int, bool) {
+	switch key {
+	case "maxSteps":
+		return c.MaxSteps, true
+	case "maxParallelToolCalls":
+		return c.MaxParallelToolCalls, true
+	case "shell.sandbox":
+		return -sandboxStrictness[c.Shell.Sandbox], true
+	}
+	return 0, false
+}
+
+// sandboxStrictness orders the shell.sandbox values from the weakest.
+var sandboxStrictness = map[string]int{SandboxNone: 0, SandboxBwrap: 2}
 
 // Default returns the configuration with every key at its default. home is dsh's home
 // directory (the default sessions root is home/sessions).
@@ -329,6 +398,7 @@ func Default(home string) *Config {
 		Home:                 home,
 		MCP:                  mcp.Config{Servers: map[string]mcp.ServerConfig{}},
 		sources:              map[string]Source{},
+		items:                map[string][]Item{},
 	}
 }
 
@@ -363,7 +433,7 @@ func Load(opts Options) (*Config, error) {
 	}
 	home, dir = absPath(home), absPath(dir)
 
-	l := &layers{values: map[string]value{}, servers: map[string]value{}}
+	l := &layers{values: map[string]value{}, lists: map[string][]value{}, base: map[string]value{}, servers: map[string]value{}}
 	files := []string{filepath.Join(home, "config.yaml")}
 	if project := filepath.Join(dir, ".dsh", "config.yaml"); project != files[0] {
 		files = append(files, project)
@@ -380,7 +450,7 @@ func Load(opts Options) (*Config, error) {
 			continue
 		}
 		if v := getenv(f.env); v != "" {
-			l.values[f.key] = value{text: v, src: Source{Kind: FromEnv, Name: f.env}, dir: dir}
+			l.set(f.key, value{text: v, src: Source{Kind: FromEnv, Name: f.env}, dir: dir})
 		}
 	}
 	for _, s := range opts.Flags {
@@ -431,10 +501,10 @@ func (l *layers) addFile(path string) error {
 	return l.walk(path, root, "")
 }
 
-// userOnly returns why key may not come from a project file, or "" when it may. A project's
-// .dsh/config.yaml arrives with whatever repository was cloned, so it may tighten policy
-// and tune the agent but must not redirect the API key, loosen permissions, start
-// processes or move where sessions are written.
+// userOnly returns why key may not come from a project file at all, or "" when it may. A
+// project's .dsh/config.yaml arrives with whatever repository was cloned, so it may tighten
+// policy and tune the agent but must not redirect the API key, allow calls, start
+// processes or move where dsh writes. (Keys it may only narrow are checked in apply.)
 func userOnly(key string) string {
 	switch key {
 	case "baseUrl", "apiKeyEnv":
@@ -443,8 +513,6 @@ func userOnly(key string) string {
 		return "a cloned repository could allow itself what you did not"
 	case serversKey:
 		return "a cloned repository could start any command as an MCP server"
-	case "shell.sandbox":
-		return "a cloned repository could turn the shell sandbox off"
 	case "permissions.openProtected":
 		return "a cloned repository could open its .git or its own policy to writes"
 	case "sessions.root":
@@ -464,7 +532,7 @@ func (l *layers) walk(path string, m *yaml.Node, prefix string) error {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], resolve(m.Content[i+1])
 		key := prefix + k.Value
-		src := Source{Kind: FromFile, Name: path, Line: v.Line}
+		src := Source{Kind: FromFile, Name: path, Line: v.Line, Project: l.project}
 		switch {
 		case l.project && userOnly(key) != "":
 			return fmt.Errorf("%s:%d: %q may be set only in the user configuration, the environment or a flag, not in a project's .dsh/config.yaml: %s", path, k.Line, key, userOnly(key))
@@ -483,7 +551,7 @@ func (l *layers) walk(path string, m *yaml.Node, prefix string) error {
 				if _, seen := l.servers[name]; !seen {
 					l.order = append(l.order, name)
 				}
-				l.servers[name] = value{node: decl, src: Source{Kind: FromFile, Name: path, Line: decl.Line}, dir: dir}
+				l.servers[name] = value{node: decl, src: Source{Kind: FromFile, Name: path, Line: decl.Line, Project: l.project}, dir: dir}
 			}
 		case slices.Contains(sections, key):
 			if isNull(v) {
@@ -502,7 +570,7 @@ func (l *layers) walk(path string, m *yaml.Node, prefix string) error {
 			if isNull(v) {
 				continue
 			}
-			l.values[key] = value{node: v, src: src, dir: dir}
+			l.set(key, value{node: v, src: src, dir: dir})
 		}
 	}
 	return nil
@@ -567,8 +635,24 @@ func (l *layers) addFlag(s Setting, dir string) error {
 		}
 		return fmt.Errorf("flag %s: %s takes a list of values", src.Name, s.Key)
 	}
-	l.values[s.Key] = v
+	l.set(s.Key, v)
 	return nil
+}
+
+// set records one layer's value of key: appended for an accumulating key, else replacing
+// the earlier layers' value (remembering it, for a key a project may only narrow, when the
+// project's file replaces it).
+func (l *layers) set(key string, v value) {
+	if accumulates(key) {
+		l.lists[key] = append(l.lists[key], v)
+		return
+	}
+	if _, narrow := looseness(key, &Config{}); narrow && v.src.Project {
+		if prev, ok := l.values[key]; ok {
+			l.base[key] = prev
+		}
+	}
+	l.values[key] = v
 }
 
 // isListKey reports whether a policy key holds a list of strings.
@@ -611,6 +695,11 @@ func (l *layers) apply(c *Config, userHome string) error {
 		if !ok || f.kind == kindPolicy {
 			continue
 		}
+		if v.src.Project {
+			if err := l.checkNarrows(c, f, v, userHome); err != nil {
+				return err
+			}
+		}
 		if err := c.set(f, v, userHome); err != nil {
 			return errorAt(v, err)
 		}
@@ -632,6 +721,46 @@ func (l *layers) apply(c *Config, userHome string) error {
 		c.sources[serversKey+"."+name] = v.src
 	}
 	return nil
+}
+
+// checkNarrows refuses the project file's value v of a key it may only narrow when v is
+// looser than the value of the layers before it (the user's file, else the default). c
+// holds the defaults and the values of the keys before f.
+func (l *layers) checkNarrows(c *Config, f field, v value, userHome string) error {
+	if _, narrow := looseness(f.key, c); !narrow {
+		return nil
+	}
+	before, scratch := "the default", *c
+	if prev, ok := l.base[f.key]; ok {
+		if err := scratch.set(f, prev, userHome); err != nil {
+			return errorAt(prev, err)
+		}
+		before = prev.src.Layer() + " " + prev.src.String()
+	}
+	was, _ := looseness(f.key, &scratch)
+	project := scratch
+	if err := project.set(f, v, userHome); err != nil {
+		return errorAt(v, err)
+	}
+	now, _ := looseness(f.key, &project)
+	if now <= was {
+		return nil
+	}
+	show := func(c *Config) string {
+		switch f.key {
+		case "maxSteps":
+			return strconv.Itoa(c.MaxSteps)
+		case "maxParallelToolCalls":
+			return strconv.Itoa(c.MaxParallelToolCalls)
+		}
+		return strconv.Quote(c.Shell.Sandbox)
+	}
+	how := "lowered by a project's .dsh/config.yaml, not raised: %s is above %s from %s; raise it"
+	if f.key == "shell.sandbox" {
+		how = "made stricter by a project's .dsh/config.yaml, not weaker: %s is weaker than %s from %s; choose it"
+	}
+	return errorAt(v, fmt.Errorf("%q may only be "+how+" in the user configuration, the environment or a flag",
+		f.key, show(&project), show(&scratch), before))
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -861,6 +990,18 @@ func (l *layers) applyPolicies(c *Config) error {
 			if !ok || f.kind != kindPolicy {
 				continue
 			}
+			k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: sub}
+			if accumulates(f.key) {
+				node, err := l.accumulate(c, f.key, func(v value, node *yaml.Node) error {
+					alone := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{k, node}}
+					return sec.decode(alone)
+				})
+				if err != nil {
+					return err
+				}
+				merged.Content = append(merged.Content, k, node)
+				continue
+			}
 			v, ok := l.values[f.key]
 			if !ok {
 				continue
@@ -869,7 +1010,6 @@ func (l *layers) applyPolicies(c *Config) error {
 			if err != nil {
 				return errorAt(v, err)
 			}
-			k := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: sub}
 			alone := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{k, node}}
 			if err := sec.decode(alone); err != nil {
 				return errorAt(v, err)
@@ -885,6 +1025,53 @@ func (l *layers) applyPolicies(c *Config) error {
 		}
 	}
 	return nil
+}
+
+// accumulate checks each layer's value of an accumulating key with check (given the value
+// and its YAML node) and returns the sequence of their entries in layer order, each entry
+// once (the first occurrence is kept), recording every entry's source on c.
+func (l *layers) accumulate(c *Config, key string, check func(value, *yaml.Node) error) (*yaml.Node, error) {
+	seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	items := []Item{}
+	seen := map[string]bool{}
+	for _, v := range l.lists[key] {
+		node, err := policyNode(key, v)
+		if err != nil {
+			return nil, errorAt(v, err)
+		}
+		if err := check(v, node); err != nil {
+			return nil, errorAt(v, err)
+		}
+		c.sources[key] = v.src
+		if node.Kind != yaml.SequenceNode {
+			continue // check accepted a non-list (null): it adds nothing
+		}
+		for _, item := range node.Content {
+			item = resolve(item)
+			if seen[item.Value] {
+				continue
+			}
+			seen[item.Value] = true
+			src := v.src
+			if src.Kind == FromFile {
+				src.Line = item.Line
+			}
+			items = append(items, Item{Value: item.Value, Source: src})
+			seq.Content = append(seq.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: item.Value})
+		}
+	}
+	c.items[key] = items
+	return seq, nil
+}
+
+// Items returns the entries of a permission list ("permissions.allow", "permissions.ask" or
+// "permissions.deny") with the source of each, in the order the rules see them; nil for
+// any other key.
+func (c *Config) Items(key string) []Item {
+	if !accumulates(key) {
+		return nil
+	}
+	return slices.Clone(c.items[key])
 }
 
 // policyNode returns the YAML node of a policy value, building one from environment or
@@ -920,11 +1107,15 @@ func (c *Config) Source(key string) Source {
 	return c.sources[key]
 }
 
-// Entry is one line of `dsh config`.
+// Entry is one key of `dsh config`.
 type Entry struct {
-	Key    string
-	Value  string
+	Key   string
+	Value string
+	// Source is where the value came from; for a permission list, the last layer that
+	// added to it.
 	Source Source
+	// Items are a permission list's entries with the source of each (nil for other keys).
+	Items []Item
 }
 
 // Entries returns every key with its effective value (as text; the API key is only said to
@@ -978,7 +1169,7 @@ func (c *Config) Entries() []Entry {
 	}
 	var out []Entry
 	for _, f := range fields {
-		out = append(out, Entry{Key: f.key, Value: values[f.key], Source: c.sources[f.key]})
+		out = append(out, Entry{Key: f.key, Value: values[f.key], Source: c.sources[f.key], Items: c.Items(f.key)})
 		if f.key == "apiKeyEnv" {
 			out = append(out, Entry{Key: "apiKey", Value: key, Source: c.sources["apiKey"]})
 		}

@@ -116,7 +116,7 @@ reminder:
 		{"sessions.compression", "none", projectFile + ":5"},
 		{"permissions.allow", `["grep", "glob"]`, userFile + ":5"},
 		{"permissions.ask", `["bash"]`, "flag --ask"},
-		{"permissions.deny", `["write(secrets/**)"]`, projectFile + ":7"},
+		{"permissions.deny", `["bash(rm *)", "write(secrets/**)"]`, projectFile + ":7"},
 		{"reminder.thresholds", "[4, 6]", userFile + ":8"},
 		{"reminder.exclude", `["todo_write"]`, projectFile + ":9"},
 		{"reminder.argumentsPreviewChars", "500", "default"},
@@ -159,7 +159,6 @@ func TestProjectFileCannotWidenTrust(t *testing.T) {
 		{"apiKeyEnv: AWS_SECRET_ACCESS_KEY\n", "apiKeyEnv", "send your API key"},
 		{"permissions:\n  allow: [\"bash\"]\n", "permissions.allow", "allow itself"},
 		{"mcp:\n  servers:\n    x: {command: sh}\n", "mcp.servers", "start any command"},
-		{"shell:\n  sandbox: none\n", "shell.sandbox", "sandbox off"},
 		{"sessions:\n  root: /tmp/x\n", "sessions.root", "session logs"},
 		{"spill:\n  dir: /tmp/x\n", "spill.dir", "spilled results"},
 		{"permissions:\n  openProtected: [.git]\n", "permissions.openProtected", "open its .git or its own policy to writes"},
@@ -176,6 +175,186 @@ func TestProjectFileCannotWidenTrust(t *testing.T) {
 			}
 			// The same setting is accepted from the user's own file.
 			if _, err := Load(setup(t, tc.yaml, "", env{})); err != nil {
+				t.Fatalf("user file: %v", err)
+			}
+		})
+	}
+}
+
+// item renders a permission-list entry as "value@layer source" for comparisons.
+func item(it Item) string { return it.Value + "@" + it.Source.Layer() + " " + it.Source.String() }
+
+// TestPermissionListsAccumulate pins the layering of every permission list: the entries of
+// the user's file, the project's file and the flags are appended in that order, each entry
+// once, and no later layer removes or reorders an earlier one's — in particular a project
+// file's empty lists leave the user's rules in force.
+func TestPermissionListsAccumulate(t *testing.T) {
+	type want struct {
+		key   string
+		items []string // "value@layer source", with U and P standing for the two files
+	}
+	cases := []struct {
+		name          string
+		user, project string
+		flags         []Setting
+		want          []want
+	}{
+		{
+			name:    "a project's empty lists remove nothing",
+			user:    "permissions:\n  deny: [\"bash(rm *)\"]\n  ask: [\"bash(git push*)\"]\n",
+			project: "permissions: {deny: [], ask: []}\n",
+			want: []want{
+				{"permissions.deny", []string{"bash(rm *)@user file U:2"}},
+				{"permissions.ask", []string{"bash(git push*)@user file U:3"}},
+				{"permissions.allow", []string{}},
+			},
+		},
+		{
+			name:    "deny: the project's entries come after the user's, repeated ones once",
+			user:    "permissions:\n  deny:\n    - \"bash(rm *)\"\n    - read(**/.env)\n",
+			project: "permissions:\n  deny: [\"write(secrets/**)\", \"bash(rm *)\"]\n",
+			flags:   []Setting{{Key: "permissions.deny", Values: []string{"bash(curl *)", "read(**/.env)"}, Flag: "--deny"}},
+			want: []want{{"permissions.deny", []string{
+				"bash(rm *)@user file U:3", "read(**/.env)@user file U:4",
+				"write(secrets/**)@project file P:2", "bash(curl *)@flag flag --deny",
+			}}},
+		},
+		{
+			name:    "ask: the same, and a null list adds nothing",
+			user:    "permissions:\n  ask: [mcp__*]\n  deny:\n",
+			project: "permissions:\n  ask: [\"bash(git push*)\", mcp__*]\n",
+			flags:   []Setting{{Key: "permissions.ask", Values: []string{"write(src/**)"}, Flag: "--ask"}},
+			want: []want{
+				{"permissions.ask", []string{"mcp__*@user file U:2", "bash(git push*)@project file P:2", "write(src/**)@flag flag --ask"}},
+				{"permissions.deny", []string{}},
+			},
+		},
+		{
+			name:  "allow: the user's file and the flags",
+			user:  "permissions:\n  allow: [read, grep]\n",
+			flags: []Setting{{Key: "permissions.allow", Values: []string{"bash(go test *)", "read"}, Flag: "--allow"}},
+			want:  []want{{"permissions.allow", []string{"read@user file U:2", "grep@user file U:2", "bash(go test *)@flag flag --allow"}}},
+		},
+		{
+			name: "nothing set: empty lists from the defaults",
+			want: []want{{"permissions.allow", []string{}}, {"permissions.ask", []string{}}, {"permissions.deny", []string{}}},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := setup(t, tc.user, tc.project, env{}, tc.flags...)
+			c, err := Load(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			userFile := filepath.Join(opts.Home, "config.yaml")
+			projectFile := filepath.Join(opts.Dir, ".dsh", "config.yaml")
+			lists := map[string][]string{"permissions.allow": c.Permissions.Allow, "permissions.ask": c.Permissions.Ask, "permissions.deny": c.Permissions.Deny}
+			for _, w := range tc.want {
+				got := []string{}
+				values := []string{}
+				for _, it := range c.Items(w.key) {
+					s := strings.ReplaceAll(item(it), userFile, "U")
+					got = append(got, strings.ReplaceAll(s, projectFile, "P"))
+					values = append(values, it.Value)
+				}
+				if diff := cmp.Diff(w.items, got); diff != "" {
+					t.Errorf("%s items (-want +got):\n%s", w.key, diff)
+				}
+				if diff := cmp.Diff(values, lists[w.key]); diff != "" {
+					t.Errorf("%s: the rules see other entries than dsh config shows (-shown +rules):\n%s", w.key, diff)
+				}
+			}
+			// The entries dsh config shows carry the same items.
+			for _, e := range c.Entries() {
+				if strings.HasPrefix(e.Key, "permissions.") && !cmp.Equal(e.Items, c.Items(e.Key)) {
+					t.Errorf("entry %s items %v, want %v", e.Key, e.Items, c.Items(e.Key))
+				}
+				if !strings.HasPrefix(e.Key, "permissions.") && e.Items != nil {
+					t.Errorf("entry %s has items %v", e.Key, e.Items)
+				}
+			}
+		})
+	}
+}
+
+// TestOtherListsReplace pins the decision for the keys that only tune the agent (the lists
+// among them too): a later layer, the project's file included, replaces them as a whole.
+func TestOtherListsReplace(t *testing.T) {
+	user := "toolOrder: [read, \"<unlisted-tools>\"]\nreminder:\n  thresholds: [3, 5]\n  include: [bash]\n  exclude: [read]\n" +
+		"model: m1\nmode: both\nspill: {maxInlineBytes: 1000}\n"
+	project := "toolOrder: [grep, \"<unlisted-tools>\"]\nreminder:\n  thresholds: [4]\n  include: [grep]\n  exclude: []\n" +
+		"model: m2\nmode: code\nspill: {maxInlineBytes: 90000}\n"
+	c, err := Load(setup(t, user, project, env{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.ToolOrder, []string{"grep", "<unlisted-tools>"}) || !slices.Equal(c.Reminder.Thresholds, []int{4}) ||
+		!slices.Equal(c.Reminder.Include, []string{"grep"}) || len(c.Reminder.Exclude) != 0 {
+		t.Fatalf("toolOrder %v, reminder %+v", c.ToolOrder, c.Reminder)
+	}
+	if c.Model != "m2" || c.Mode != tool.ModeCode || c.Spill.MaxInlineBytes != 90000 {
+		t.Fatalf("model %q, mode %q, spill %d", c.Model, c.Mode, c.Spill.MaxInlineBytes)
+	}
+	for _, k := range []string{"toolOrder", "reminder.thresholds", "reminder.include", "reminder.exclude", "model", "mode", "spill.maxInlineBytes"} {
+		if src := c.Source(k); !src.Project || src.Layer() != "project file" {
+			t.Errorf("%s source %v (%s), want the project file", k, src, src.Layer())
+		}
+		if c.Items(k) != nil {
+			t.Errorf("%s has items", k)
+		}
+	}
+}
+
+// TestProjectFileOnlyNarrows pins the keys a project's file may set only to a tighter
+// value than the layers before it: the budgets may be lowered, the sandbox made stricter.
+func TestProjectFileOnlyNarrows(t *testing.T) {
+	cases := []struct {
+		name, user, project string
+		env                 env
+		want                string // the error after "<project file>:<line>: ", or "" for success
+		check               func(*Config) bool
+	}{
+		{name: "maxSteps lowered", user: "maxSteps: 30\n", project: "maxSteps: 20\n", check: func(c *Config) bool { return c.MaxSteps == 20 }},
+		{name: "maxSteps equal", project: "maxSteps: 50\n", check: func(c *Config) bool { return c.MaxSteps == 50 }},
+		{name: "maxSteps raised above the user's", user: "maxSteps: 30\n", project: "\nmaxSteps: 80\n",
+			want: `"maxSteps" may only be lowered by a project's .dsh/config.yaml, not raised: 80 is above 30 from user file U:1; raise it in the user configuration, the environment or a flag`},
+		{name: "maxSteps raised above the default", project: "maxSteps: 51\n",
+			want: `"maxSteps" may only be lowered by a project's .dsh/config.yaml, not raised: 51 is above 50 from the default; raise it in the user configuration, the environment or a flag`},
+		{name: "maxSteps raised but the environment decides", project: "maxSteps: 80\n", env: env{"DSH_MAX_STEPS": "90"}, check: func(c *Config) bool { return c.MaxSteps == 90 }},
+		{name: "maxParallelToolCalls lowered", project: "maxParallelToolCalls: 2\n", check: func(c *Config) bool { return c.MaxParallelToolCalls == 2 }},
+		{name: "maxParallelToolCalls raised", user: "maxParallelToolCalls: 4\n", project: "maxParallelToolCalls: 64\n",
+			want: `"maxParallelToolCalls" may only be lowered by a project's .dsh/config.yaml, not raised: 64 is above 4 from user file U:1; raise it in the user configuration, the environment or a flag`},
+		{name: "sandbox made stricter", project: "shell: {sandbox: bwrap}\n", check: func(c *Config) bool { return c.Shell.Sandbox == SandboxBwrap }},
+		{name: "sandbox unchanged", project: "shell: {sandbox: none}\n", check: func(c *Config) bool { return c.Shell.Sandbox == SandboxNone }},
+		{name: "sandbox turned off", user: "shell:\n  sandbox: bwrap\n", project: "shell:\n  sandbox: none\n",
+			want: `"shell.sandbox" may only be made stricter by a project's .dsh/config.yaml, not weaker: "none" is weaker than "bwrap" from user file U:2; choose it in the user configuration, the environment or a flag`},
+		{name: "a bad value is still a bad value", project: "maxSteps: 0\n", want: "maxSteps must be a positive integer"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := setup(t, tc.user, tc.project, tc.env)
+			c, err := Load(opts)
+			if tc.want == "" {
+				if err != nil || !tc.check(c) {
+					t.Fatalf("config %+v, err %v", c, err)
+				}
+				return
+			}
+			projectFile := filepath.Join(opts.Dir, ".dsh", "config.yaml")
+			if err == nil {
+				t.Fatal("no error")
+			}
+			got := strings.ReplaceAll(err.Error(), filepath.Join(opts.Home, "config.yaml"), "U")
+			line := strings.Count(strings.Split(tc.project, "max")[0], "\n") + 1
+			if strings.HasPrefix(tc.project, "shell:\n") {
+				line = 2
+			}
+			if want := fmt.Sprintf("%s:%d: %s", projectFile, line, tc.want); got != want {
+				t.Fatalf("error:\n got  %s\n want %s", got, want)
+			}
+			// The same value is accepted from the user's own file.
+			if _, err := Load(setup(t, tc.project, "", tc.env)); err != nil && !strings.Contains(tc.want, "positive") {
 				t.Fatalf("user file: %v", err)
 			}
 		})

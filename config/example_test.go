@@ -5,12 +5,14 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/dsh-go/dsh/config"
 )
 
 // Load layers the user's file, the project's file, the environment and flags, and says
-// where each value came from.
+// where each value came from. A project's file may lower maxSteps and add deny rules, but
+// not loosen what the user set.
 func ExampleLoad() {
 	root, err := os.MkdirTemp("", "dsh-config-example")
 	if err != nil {
@@ -20,8 +22,8 @@ func ExampleLoad() {
 	home := filepath.Join(root, ".dsh")
 	os.MkdirAll(filepath.Join(root, "project", ".dsh"), 0o755)
 	os.MkdirAll(home, 0o755)
-	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("model: deepseek-reasoner\nmaxSteps: 30\n"), 0o644)
-	os.WriteFile(filepath.Join(root, "project", ".dsh", "config.yaml"), []byte("maxSteps: 80\n"), 0o644)
+	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("model: deepseek-reasoner\nmaxSteps: 30\npermissions: {deny: [\"bash(rm *)\"]}\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "project", ".dsh", "config.yaml"), []byte("maxSteps: 20\npermissions: {deny: [\"bash(curl *)\"]}\n"), 0o644)
 
 	env := map[string]string{"DSH_MODE": "both", "DEEPSEEK_API_KEY": "sk-example"}
 	c, err := config.Load(config.Options{
@@ -41,6 +43,12 @@ func ExampleLoad() {
 		}
 		fmt.Printf("%-22s %-30s %s\n", e.Key, e.Value, src)
 	}
+	// The permission lists accumulate: a project's file adds to the user's deny rules.
+	var deny []string
+	for _, it := range c.Items("permissions.deny") {
+		deny = append(deny, fmt.Sprintf("%q from the %s", it.Value, it.Source.Layer()))
+	}
+	fmt.Println("permissions.deny:", strings.Join(deny, ", "))
 	// Output:
 	// model                  deepseek-reasoner              .dsh/config.yaml:1
 	// baseUrl                https://api.deepseek.com       default
@@ -49,5 +57,6 @@ func ExampleLoad() {
 	// mode                   both                           env DSH_MODE
 	// codeRuntime            quickjs                        default
 	// maxParallelToolCalls   4                              flag --parallel
-	// maxSteps               80                             project/.dsh/config.yaml:1
+	// maxSteps               20                             project/.dsh/config.yaml:1
+	// permissions.deny: "bash(rm *)" from the user file, "bash(curl *)" from the project file
 }

@@ -11,9 +11,15 @@ import (
 
 // configEntry is one row of "dsh config --json".
 type configEntry struct {
-	Key    string `json:"key"`
-	Value  string `json:"value"`
-	Source string `json:"source"`
+	Key     string `json:"key"`
+	Value   string `json:"value"`
+	Source  string `json:"source"`
+	Layer   string `json:"layer"`
+	Entries []struct {
+		Value  string `json:"value"`
+		Source string `json:"source"`
+		Layer  string `json:"layer"`
+	} `json:"entries"`
 }
 
 func configJSON(t *testing.T, s *sandbox, args ...string) map[string]configEntry {
@@ -71,7 +77,7 @@ func TestConfigLayers(t *testing.T) {
 		{"maxParallelToolCalls", "3", user + ":5"},
 		{"maxSteps", "8", "flag --max-steps"},
 		{"permissions.allow", `["read", "bash(go test *)"]`, user + ":7"},
-		{"permissions.deny", `["bash(rm *)", "write(**/.env)"]`, "flag --deny"},
+		{"permissions.deny", `["read(**/.env)", "bash(rm *)", "write(**/.env)"]`, "flag --deny"},
 		{"shell.sandbox", "bwrap", "env DSH_SHELL_SANDBOX"},
 		{"sessions.root", filepath.Join(s.home, "sessions"), "default"},
 	}
@@ -144,15 +150,77 @@ func TestConfigErrors(t *testing.T) {
 }
 
 // TestConfigReachesCommands checks that the configuration drives the commands: a deny rule
-// from the project file refuses a call, a flag replaces the list.
+// from the project file refuses a call, and a flag adds to the list rather than replacing
+// it.
 func TestConfigReachesCommands(t *testing.T) {
 	s := newSandbox(t)
 	s.write(".env", "TOKEN=x\n")
 	s.writeFile(filepath.Join(s.ws, ".dsh", "config.yaml"), "permissions:\n  deny: [\"read(**/.env)\"]\n")
 	r := s.dsh("call", "read", `{"file_path":".env"}`).want(t, 1)
 	mustContain(t, "denied read", r.stdout, `Error: tool "read" is denied by permission rule "read(**/.env)"`)
-	s.dsh("call", "read", `{"file_path":".env"}`, "--deny", "bash(rm *)").want(t, 0)
+	r = s.dsh("call", "read", `{"file_path":".env"}`, "--deny", "bash(rm *)").want(t, 1)
+	mustContain(t, "denied read with a flag's rule added", r.stdout, `Error: tool "read" is denied by permission rule "read(**/.env)"`)
 	s.writeFile(filepath.Join(s.home, "config.yaml"), "mode: code\n")
 	r = s.dsh("tools").want(t, 0)
 	mustContain(t, "tools in code mode", r.stdout, "run_code", "interface ToolArgsMap")
+}
+
+// TestProjectCannotEmptyUserDeny is the reported case: the user's file denies "rm", a
+// cloned project's .dsh/config.yaml sets empty deny and ask lists. The user's rule stays in
+// force and dsh config says where each entry came from, in the table and in JSON.
+func TestProjectCannotEmptyUserDeny(t *testing.T) {
+	s := newSandbox(t)
+	user := filepath.Join(s.home, "config.yaml")
+	project := filepath.Join(s.ws, ".dsh", "config.yaml")
+	s.writeFile(user, "permissions:\n  deny: [\"bash(rm *)\"]\n  ask: [\"bash(git push*)\"]\n")
+	s.writeFile(project, "permissions: {deny: [], ask: []}\n")
+	s.write("f1", "keep me\n")
+
+	got := configJSON(t, s, "--deny", "read(**/.env)")
+	deny := got["permissions.deny"]
+	if deny.Value != `["bash(rm *)", "read(**/.env)"]` || len(deny.Entries) != 2 ||
+		deny.Entries[0].Value != "bash(rm *)" || deny.Entries[0].Source != user+":2" || deny.Entries[0].Layer != "user file" ||
+		deny.Entries[1].Value != "read(**/.env)" || deny.Entries[1].Source != "flag --deny" || deny.Entries[1].Layer != "flag" {
+		t.Errorf("permissions.deny = %+v", deny)
+	}
+	if ask := got["permissions.ask"]; ask.Value != `["bash(git push*)"]` || len(ask.Entries) != 1 || ask.Entries[0].Layer != "user file" {
+		t.Errorf("permissions.ask = %+v", ask)
+	}
+	if allow := got["permissions.allow"]; allow.Value != "[]" || allow.Entries == nil || len(allow.Entries) != 0 || allow.Layer != "default" {
+		t.Errorf("permissions.allow = %+v", allow)
+	}
+	if m := got["model"]; m.Layer != "default" || m.Entries != nil {
+		t.Errorf("model = %+v", m)
+	}
+
+	r := s.dsh("config").want(t, 0)
+	for _, row := range []string{
+		`(?m)^permissions\.deny +"bash\(rm \*\)" +user file ` + regexp.QuoteMeta(user) + `:2$`,
+		`(?m)^permissions\.ask +"bash\(git push\*\)" +user file ` + regexp.QuoteMeta(user) + `:3$`,
+		`(?m)^permissions\.allow +\[\] +default$`,
+	} {
+		if !regexp.MustCompile(row).MatchString(r.stdout) {
+			t.Errorf("no row %s in:\n%s", row, r.stdout)
+		}
+	}
+
+	r = s.dsh("call", "--json", "bash", `{"command":"rm f1","description":"remove"}`).want(t, 1)
+	mustContain(t, "dsh call rm", r.stdout, `"isError":true`, `tool \"bash\" is denied by permission rule \"bash(rm *)\"`)
+	if _, err := os.Stat(filepath.Join(s.ws, "f1")); err != nil {
+		t.Fatalf("f1 is gone: %v", err)
+	}
+
+	// A project adding rules is shown as such, after the user's.
+	s.writeFile(project, "permissions:\n  deny:\n    - \"bash(curl *)\"\n")
+	deny = configJSON(t, s)["permissions.deny"]
+	if len(deny.Entries) != 2 || deny.Entries[1].Value != "bash(curl *)" || deny.Entries[1].Source != project+":3" || deny.Entries[1].Layer != "project file" {
+		t.Errorf("permissions.deny = %+v", deny)
+	}
+	// A project that tries to allow, or to raise a budget, is refused with the reason.
+	s.writeFile(project, "permissions:\n  allow: [bash]\n")
+	r = s.dsh("config").want(t, 1)
+	mustContain(t, "project allow", r.stderr, project+`:2: "permissions.allow" may be set only in the user configuration`)
+	s.writeFile(project, "maxSteps: 500\n")
+	r = s.dsh("call", "read", `{"file_path":"f1"}`).want(t, 1)
+	mustContain(t, "project maxSteps", r.stderr, project+`:1: "maxSteps" may only be lowered by a project's .dsh/config.yaml, not raised: 500 is above 50 from the default`)
 }

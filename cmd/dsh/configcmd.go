@@ -4,15 +4,19 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"text/tabwriter"
 
+	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/jsonv"
 )
 
 // runConfig implements "dsh config": the effective configuration and where each value came
-// from (defaults < ~/.dsh/config.yaml < ./.dsh/config.yaml < environment < flags). It takes
-// every configuration flag, so "dsh config --mode code" shows what "dsh run --mode code"
-// would use. The API key itself is never printed, only whether it is set.
+// from (defaults < ~/.dsh/config.yaml < ./.dsh/config.yaml < environment < flags). The
+// permission lists accumulate across the layers, so each of their entries is shown with
+// its own source. It takes every configuration flag, so "dsh config --mode code" shows
+// what "dsh run --mode code" would use. The API key itself is never printed, only whether
+// it is set.
 func runConfig(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "config", "config [--json] [--workspace DIR] [configuration flags]")
 	asJSON := fs.Bool("json", false, "print the configuration as JSON")
@@ -33,11 +37,24 @@ func runConfig(ctx context.Context, e *env, args []string) error {
 		}
 		var vals []any
 		for _, en := range c.Entries() {
-			vals = append(vals, jsonv.NewObject(
-				jsonv.Member{Name: "key", Value: en.Key},
-				jsonv.Member{Name: "value", Value: en.Value},
-				jsonv.Member{Name: "source", Value: en.Source.String()},
-			))
+			members := []jsonv.Member{
+				{Name: "key", Value: en.Key},
+				{Name: "value", Value: en.Value},
+				{Name: "source", Value: en.Source.String()},
+				{Name: "layer", Value: en.Source.Layer()},
+			}
+			if en.Items != nil {
+				items := make([]any, len(en.Items))
+				for i, it := range en.Items {
+					items[i] = jsonv.NewObject(
+						jsonv.Member{Name: "value", Value: it.Value},
+						jsonv.Member{Name: "source", Value: it.Source.String()},
+						jsonv.Member{Name: "layer", Value: it.Source.Layer()},
+					)
+				}
+				members = append(members, jsonv.Member{Name: "entries", Value: items})
+			}
+			vals = append(vals, jsonv.NewObject(members...))
 		}
 		b, err := jsonv.MarshalIndent(jsonv.NewObject(
 			jsonv.Member{Name: "home", Value: c.home},
@@ -51,6 +68,7 @@ func runConfig(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	fmt.Fprintln(e.stdout, "# precedence: defaults < user file < project file < environment < flags")
+	fmt.Fprintln(e.stdout, "# permission lists accumulate in that order; a project file may only add to deny and ask")
 	for _, f := range files {
 		state := "absent"
 		if exists(f) {
@@ -61,9 +79,24 @@ func runConfig(ctx context.Context, e *env, args []string) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
 	for _, en := range c.Entries() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", en.Key, en.Value, en.Source)
+		if len(en.Items) == 0 {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", en.Key, en.Value, describe(en.Source))
+			continue
+		}
+		for _, it := range en.Items { // one row per entry, in the order the rules see them
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", en.Key, strconv.Quote(it.Value), describe(it.Source))
+		}
 	}
 	return tw.Flush()
+}
+
+// describe renders a source with its layer: "default", "env DSH_MODEL", "flag --deny",
+// "user file /home/me/.dsh/config.yaml:3" or "project file /work/x/.dsh/config.yaml:7".
+func describe(s config.Source) string {
+	if s.Kind == config.FromFile {
+		return s.Layer() + " " + s.String()
+	}
+	return s.String()
 }
 
 func exists(path string) bool {

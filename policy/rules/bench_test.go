@@ -2,6 +2,7 @@ package rules_test
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -37,6 +38,43 @@ func BenchmarkEvaluate(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkCommand measures one verdict for shell commands: a typical one, warm (the
+// analysis cached, as for the guard after the pre-execute hook and for repeated commands)
+// and cold (a new command each time, parsed and analysed), and a long pipeline of wrappers
+// and nested shell strings, cold.
+func BenchmarkCommand(b *testing.B) {
+	r, err := rules.New(benchConfig)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const typical = "cd src && go test ./... 2>&1 | tail -20"
+	b.Run("typical-warm", func(b *testing.B) {
+		args := js(b, fmt.Sprintf(`{"command":%q}`, typical))
+		b.ReportAllocs()
+		for b.Loop() {
+			r.Evaluate("bash", args)
+		}
+	})
+	cold := func(b *testing.B, command string) {
+		// More distinct commands than the cache holds: every call parses.
+		args := make([]any, 1024)
+		for i := range args {
+			args[i] = js(b, fmt.Sprintf(`{"command":%q}`, fmt.Sprintf("%s # %d", command, i)))
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			r.Evaluate("bash", args[i%len(args)])
+			i++
+		}
+	}
+	b.Run("typical-cold", func(b *testing.B) { cold(b, typical) })
+	b.Run("git-status-cold", func(b *testing.B) { cold(b, "git status --short") })
+	b.Run("wrapped-cold", func(b *testing.B) {
+		cold(b, `timeout 60 nice -n 5 env GOFLAGS=-race bash -c 'go vet ./... && go test ./... | tee log' && echo "$(git rev-parse HEAD)"`)
+	})
 }
 
 // BenchmarkHook measures a whole pipeline call without and with the rules installed; the

@@ -1,234 +1,423 @@
 package rules
 
 import (
+	"fmt"
+	"path"
 	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
-// piece is one simple command of a shell command line.
+// Limits of the command analysis. A command beyond them is treated as unresolvable, which
+// only ever makes the rules stricter.
+const (
+	// maxShellDepth bounds how deeply shell strings run by shell strings are followed
+	// (bash -c 'sh -c "eval …"').
+	maxShellDepth = 8
+	// maxParses bounds the shell strings parsed for one command, nested or not.
+	maxParses = 64
+	// maxUnwrap bounds the wrappers unwrapped from one simple command (nice nohup env …).
+	maxUnwrap = 32
+)
+
+// piece is one form of one simple command the shell may run: the command as written, and
+// each command found inside it by unwrapping a wrapper such as env or sudo.
 type piece struct {
-	text     string // white space normalized, quotes kept
+	text     string // the words as written (quotes kept) and the redirections, space-separated
 	unquoted string // the same with quotes and backslash escapes removed
-	redirect bool   // writes output to a file (an unquoted ">" not aimed at /dev/null)
+	base     string // unquoted with the program's directory removed ("/bin/rm x" is "rm x"); "" when the same
+	redirect bool   // writes output to a file (not /dev/null), here or in an enclosing command
+	open     bool   // more arguments are appended at run time (the command of xargs)
+	inner    bool   // the innermost form: the program that actually runs, which allow judges
 }
 
-// isReserved reports whether a word is dropped from the front of a piece: reserved words do
-// not name the command that runs.
-func isReserved(w []byte) bool {
-	switch string(w) { // no allocation: the conversion is only compared
-	case "{", "}", "!", "if", "then", "else", "elif", "do", "while", "until", "time":
+// analysis is what a command line runs, as far as it can be known without running it.
+type analysis struct {
+	pieces []piece
+	// unresolved says why part of the command cannot be known statically ("" when all of
+	// it can): a program name computed at run time, eval of a computed string, a script
+	// file or standard input run by a shell, source, a parse error.
+	unresolved string
+	parses     int
+}
+
+// commandCache remembers the analyses of recent commands: the pre-execute hook and the
+// guard judge every call, and agents repeat commands. It holds at most two generations of
+// cacheSize commands of at most cacheMaxLen bytes; an analysis is never modified once made,
+// so it is shared freely.
+type commandCache struct {
+	mu        sync.Mutex
+	cur, prev map[string]*analysis
+}
+
+const (
+	cacheSize   = 256
+	cacheMaxLen = 4096
+)
+
+func newCommandCache() *commandCache {
+	return &commandCache{cur: map[string]*analysis{}}
+}
+
+// analyse returns the analysis of cmd, from the cache when it is there.
+func (cc *commandCache) analyse(cmd string) *analysis {
+	if len(cmd) > cacheMaxLen {
+		return analyseCommand(cmd)
+	}
+	cc.mu.Lock()
+	a, ok := cc.cur[cmd]
+	if !ok {
+		if a, ok = cc.prev[cmd]; ok {
+			cc.put(cmd, a)
+		}
+	}
+	cc.mu.Unlock()
+	if ok {
+		return a
+	}
+	a = analyseCommand(cmd)
+	cc.mu.Lock()
+	cc.put(cmd, a)
+	cc.mu.Unlock()
+	return a
+}
+
+// put adds an analysis, starting a new generation when the current one is full.
+func (cc *commandCache) put(cmd string, a *analysis) {
+	if len(cc.cur) >= cacheSize {
+		cc.prev, cc.cur = cc.cur, make(map[string]*analysis, cacheSize)
+	}
+	cc.cur[cmd] = a
+}
+
+// parsers recycles shell parsers: a parser is not safe for concurrent use, Rules is.
+var parsers = sync.Pool{New: func() any {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash))
+}}
+
+// analyseCommand parses a shell command line and returns every simple command it may run
+// (see the package documentation).
+func analyseCommand(cmd string) *analysis {
+	a := &analysis{}
+	a.parse(cmd, 0)
+	return a
+}
+
+// unresolvable records why the command cannot be resolved statically (the first reason
+// is kept).
+func (a *analysis) unresolvable(format string, args ...any) {
+	if a.unresolved == "" {
+		a.unresolved = fmt.Sprintf(format, args...)
+	}
+}
+
+// parse adds the simple commands of the shell program src, run at the given nesting depth.
+func (a *analysis) parse(src string, depth int) {
+	if depth > maxShellDepth {
+		a.unresolvable("shell strings are nested more than %d deep", maxShellDepth)
+		return
+	}
+	if a.parses >= maxParses {
+		a.unresolvable("it runs more than %d shell strings", maxParses)
+		return
+	}
+	a.parses++
+	p := parsers.Get().(*syntax.Parser)
+	f, err := p.Parse(strings.NewReader(src), "")
+	parsers.Put(p)
+	if err != nil {
+		a.unresolvable("it does not parse as a shell command (%v)", err)
+		return
+	}
+	// redirect[i] says whether the node at depth i of the walk, or one enclosing it in the
+	// same command, writes its output to a file.
+	redirect := []bool{false}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if n == nil {
+			redirect = redirect[:len(redirect)-1]
+			return true
+		}
+		r := redirect[len(redirect)-1]
+		switch n := n.(type) {
+		case *syntax.Stmt:
+			r = r || writesFile(src, n.Redirs)
+			a.stmt(src, n, r, depth)
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			r = false // their output is captured, not written where the command's goes
+		}
+		redirect = append(redirect, r)
 		return true
+	})
+}
+
+// stmt adds the pieces of one statement. The statements nested in it (bodies, command and
+// process substitutions) are reached by the walk in parse.
+func (a *analysis) stmt(src string, s *syntax.Stmt, redirect bool, depth int) {
+	redirs := redirections(src, s.Redirs)
+	switch c := s.Cmd.(type) {
+	case *syntax.CallExpr:
+		if len(c.Args) == 0 {
+			if redirs != "" { // "> file" alone truncates the file
+				a.pieces = append(a.pieces, piece{text: redirs, unquoted: redirs, redirect: redirect, inner: true})
+			}
+			return // assignments alone: their substitutions are walked
+		}
+		words := make([]word, len(c.Args))
+		for i, w := range c.Args {
+			words[i] = wordOf(src, w)
+		}
+		a.command(words, redirs, redirect, depth)
+	case *syntax.DeclClause, *syntax.LetClause, *syntax.TestClause, *syntax.ArithmCmd:
+		// export, declare, let, [[ ]] and (( )) run no program, but a rule may name them
+		// and allow must see them.
+		text := joinSpace(normalizeSpace(source(src, c)), redirs)
+		a.pieces = append(a.pieces, piece{text: text, unquoted: text, redirect: redirect, inner: true})
+	case nil:
+		if redirs != "" {
+			a.pieces = append(a.pieces, piece{text: redirs, unquoted: redirs, redirect: redirect, inner: true})
+		}
+	}
+}
+
+// word is one word of a simple command.
+type word struct {
+	raw    string // as written
+	val    string // with quotes and escapes removed; expansions kept as written
+	static bool   // val is exactly the word the shell passes: no expansion, glob or brace
+}
+
+// wordOf reads a word of src.
+func wordOf(src string, w *syntax.Word) word {
+	out := word{raw: source(src, w), static: true}
+	var b strings.Builder
+	for _, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			if hasPattern(p.Value) {
+				out.static = false // a glob or brace expansion
+			}
+			b.WriteString(unescape(p.Value, false))
+		case *syntax.SglQuoted:
+			if p.Dollar && strings.ContainsRune(p.Value, '\\') {
+				out.static = false // $'\x72m' is "rm": escapes are decoded at run time
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, in := range p.Parts {
+				if lit, ok := in.(*syntax.Lit); ok {
+					b.WriteString(unescape(lit.Value, true))
+					continue
+				}
+				out.static = false
+				b.WriteString(source(src, in))
+			}
+		default: // parameter, command, arithmetic and process substitutions, extended globs
+			out.static = false
+			b.WriteString(source(src, part))
+		}
+	}
+	out.val = b.String()
+	return out
+}
+
+// hasPattern reports whether an unquoted literal may expand at run time: a glob ("*", "?",
+// "[") or a brace expansion ("{a,b}", "{1..3}").
+func hasPattern(lit string) bool {
+	for i := 0; i < len(lit); i++ {
+		switch lit[i] {
+		case '\\':
+			i++
+		case '*', '?', '[':
+			return true
+		case '{':
+			if strings.ContainsRune(lit[i:], '}') && (strings.ContainsRune(lit[i:], ',') || strings.Contains(lit[i:], "..")) {
+				return true
+			}
+		}
 	}
 	return false
 }
 
-// isBlank reports whether c separates words (a newline separates commands instead).
-func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' }
-
-// splitCommand splits a shell command line into its simple commands (see the package
-// documentation). It is a lexical approximation of POSIX shell syntax that errs towards
-// more, smaller pieces. Every character it treats specially is ASCII, so it scans bytes: a
-// byte of a multi-byte UTF-8 character never equals one of them.
-func splitCommand(cmd string) []piece {
-	var sc scanner
-	for i := 0; i < len(cmd); i++ {
-		c := cmd[i]
-		var next byte
-		if i+1 < len(cmd) {
-			next = cmd[i+1]
+// unescape removes the backslash escapes of a literal: every one outside double quotes,
+// those of $ ` " \ inside them.
+func unescape(s string, quoted bool) string {
+	if !strings.ContainsRune(s, '\\') {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && (!quoted || strings.IndexByte("$`\"\\", s[i+1]) >= 0) {
+			i++
 		}
-		switch {
-		case sc.single:
-			sc.begin()
-			if c == '\'' {
-				sc.single = false
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// source returns the text of node n in src, line continuations removed.
+func source(src string, n syntax.Node) string {
+	start, end := int(n.Pos().Offset()), int(n.End().Offset())
+	if start < 0 || end > len(src) || start > end {
+		return ""
+	}
+	return strings.ReplaceAll(src[start:end], "\\\n", "")
+}
+
+// redirections renders a statement's redirections as written, space-separated (here-document
+// bodies left out).
+func redirections(src string, rs []*syntax.Redirect) string {
+	if len(rs) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(rs))
+	for _, r := range rs {
+		s := r.Op.String()
+		if r.N != nil {
+			s = r.N.Value + s
+		}
+		if r.Word != nil {
+			w := source(src, r.Word)
+			if r.Op == syntax.DplIn || r.Op == syntax.DplOut {
+				s += w // "2>&1"
 			} else {
-				sc.bare = append(sc.bare, c)
+				s += " " + w
 			}
-			sc.raw = append(sc.raw, c)
-		case c == '\\':
-			if next == '\n' { // a line continuation joins the lines
-				i++
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, " ")
+}
+
+// writesFile reports whether a redirection writes output to a file other than /dev/null.
+func writesFile(src string, rs []*syntax.Redirect) bool {
+	for _, r := range rs {
+		switch r.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll, syntax.RdrAllClob,
+			syntax.AppAll, syntax.AppAllClob, syntax.RdrInOut:
+		case syntax.DplOut: // ">&2" duplicates a descriptor; ">&file" writes a file
+			if w := wordOf(src, r.Word); w.static && (w.val == "-" || isDigits(w.val)) {
 				continue
 			}
-			sc.begin()
-			sc.raw = append(sc.raw, c)
-			if i+1 < len(cmd) {
-				i++
-				sc.raw = append(sc.raw, next)
-				sc.bare = append(sc.bare, next)
-			}
-		case c == '`' || (c == '$' && next == '('):
-			// Command substitution: its contents are commands of their own, in or out of
-			// double quotes, with quoting of their own.
-			sc.endPiece()
-			switch {
-			case c == '$':
-				i++
-				sc.nest = append(sc.nest, frame{'(', sc.double})
-				sc.double = false
-			case len(sc.nest) > 0 && sc.nest[len(sc.nest)-1].open == '`':
-				sc.double = sc.nest[len(sc.nest)-1].double
-				sc.nest = sc.nest[:len(sc.nest)-1]
-			default:
-				sc.nest = append(sc.nest, frame{'`', sc.double})
-				sc.double = false
-			}
-		case sc.double:
-			sc.begin()
-			if c == '"' {
-				sc.double = false
-			} else {
-				sc.bare = append(sc.bare, c)
-			}
-			sc.raw = append(sc.raw, c)
-		case c == '\'':
-			sc.begin()
-			sc.single = true
-			sc.raw = append(sc.raw, c)
-		case c == '"':
-			sc.begin()
-			sc.double = true
-			sc.raw = append(sc.raw, c)
-		case c == '>' || c == '<':
-			sc.char(c)
-			switch {
-			case next == '&': // ">&2", "2>&1", "<&0": duplicates a descriptor, names no file
-				i++
-				sc.char(next)
-			case c == '>' && (next == '>' || next == '|'): // ">>" appends, ">|" overwrites
-				i++
-				sc.char(next)
-				sc.redirectFrom()
-			case c == '>' && next != '(': // ">(…)" is a process substitution
-				sc.redirectFrom()
-			}
-		case c == '&' && next == '>': // "&>file": stdout and stderr to a file
-			sc.char(c)
-		case c == '(':
-			sc.endPiece()
-			sc.nest = append(sc.nest, frame{'(', false})
-		case c == ')':
-			sc.endPiece()
-			if n := len(sc.nest); n > 0 && sc.nest[n-1].open == '(' {
-				sc.double = sc.nest[n-1].double
-				sc.nest = sc.nest[:n-1]
-			}
-		case c == ';' || c == '&' || c == '|' || c == '\n':
-			sc.endPiece()
-		case isBlank(c):
-			sc.endWord()
 		default:
-			sc.char(c)
+			continue
+		}
+		if w := wordOf(src, r.Word); !w.static || w.val != "/dev/null" {
+			return true
 		}
 	}
-	sc.endPiece()
-	return sc.pieces
+	return false
 }
 
-// scanner is the state of splitCommand. The words of the current piece accumulate in raw
-// (as written) and bare (unquoted), separated by single spaces; the current word starts at
-// rawStart and bareStart.
-type scanner struct {
-	pieces              []piece
-	raw, bare           []byte
-	rawStart, bareStart int
-	words               int // words kept in the current piece
-	inWord              bool
-	single, double      bool // inside '…' or "…"
-	redirect            bool // the current piece writes output to a file
-	pending             bool // an output redirection's target is still to come
-	target              int  // where that target starts in bare
-	nest                []frame
-}
-
-// frame is one open "$(", "(" or "`", with the double-quote state to restore when it closes.
-type frame struct {
-	open   byte
-	double bool
-}
-
-func (sc *scanner) char(c byte) {
-	sc.begin()
-	sc.raw = append(sc.raw, c)
-	sc.bare = append(sc.bare, c)
-}
-
-// begin starts a word unless one is in progress.
-func (sc *scanner) begin() {
-	if sc.inWord {
-		return
-	}
-	sc.inWord = true
-	if sc.words > 0 {
-		sc.raw = append(sc.raw, ' ')
-		sc.bare = append(sc.bare, ' ')
-	}
-	sc.rawStart, sc.bareStart = len(sc.raw), len(sc.bare)
-}
-
-// redirectFrom notes an output redirection whose target follows in the current word or the
-// next one.
-func (sc *scanner) redirectFrom() {
-	sc.pending, sc.target = true, len(sc.bare)
-}
-
-func (sc *scanner) endWord() {
-	if !sc.inWord {
-		return
-	}
-	sc.inWord = false
-	if sc.pending {
-		if t := sc.bare[sc.target:]; len(t) > 0 {
-			if string(t) != "/dev/null" { // discarding output is not writing a file
-				sc.redirect = true
-			}
-			sc.pending = false
-		} else {
-			sc.target = len(sc.bare) + 1 // the target is the next word, after its space
-		}
-	}
-	raw := sc.raw[sc.rawStart:]
-	if sc.words == 0 && (isReserved(raw) || isAssignment(raw)) {
-		// Not the command's name: drop the word.
-		sc.raw, sc.bare = sc.raw[:0], sc.bare[:0]
-		if sc.pending {
-			sc.target = 0
-		}
-		return
-	}
-	sc.words++
-}
-
-func (sc *scanner) endPiece() {
-	sc.endWord()
-	if sc.pending {
-		sc.redirect = true // no target word: assume the worst
-	}
-	if sc.words > 0 {
-		sc.pieces = append(sc.pieces, piece{text: string(sc.raw), unquoted: string(sc.bare), redirect: sc.redirect})
-	}
-	sc.raw, sc.bare = sc.raw[:0], sc.bare[:0]
-	sc.words, sc.redirect, sc.pending, sc.target = 0, false, false, 0
-}
-
-// isAssignment reports whether a word is a variable assignment NAME=value.
-func isAssignment(w []byte) bool {
-	eq := -1
-	for i, c := range w {
-		if c == '=' {
-			eq = i
-			break
-		}
-	}
-	if eq <= 0 {
-		return false
-	}
-	for i, c := range w[:eq] {
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
 			return false
 		}
 	}
-	return true
+	return s != ""
+}
+
+func joinSpace(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + " " + b
+}
+
+// command adds the forms of one simple command: as written, then the command each wrapper
+// runs, down to the program that actually runs.
+func (a *analysis) command(words []word, redirs string, redirect bool, depth int) {
+	open := false
+	for range maxUnwrap {
+		if len(words) == 0 {
+			return
+		}
+		a.pieces = append(a.pieces, newPiece(words, redirs, redirect, open))
+		last := len(a.pieces) - 1
+		prog := words[0]
+		if !prog.static {
+			a.unresolvable("the program %s is computed at run time", prog.raw)
+			return
+		}
+		name := prog.val
+		if strings.ContainsRune(name, '/') {
+			name = path.Base(name)
+		}
+		next, how, why := unwrap(name, words[1:])
+		switch how {
+		case runsNothing:
+			a.pieces[last].inner = true
+			return
+		case runsCommand:
+			words = next
+			if name == "xargs" {
+				open = true
+			}
+			if len(words) == 0 { // "nohup", "env" alone: the wrapper is the program
+				a.pieces[last].inner = true
+				return
+			}
+			if w := words[0]; w.static && strings.HasPrefix(w.val, "-") {
+				a.unresolvable("%s is given an option the rules do not know (%s)", prog.raw, w.raw)
+				return
+			}
+		case runsShell:
+			src, ok := shellString(next)
+			if !ok {
+				a.unresolvable("%s runs a string computed at run time", prog.raw)
+				return
+			}
+			a.parse(src, depth+1)
+			return
+		case runsBoth: // find -exec: find itself runs, and so does each command it executes
+			a.pieces[last].inner = true
+			for _, cmd := range findCommands(words[1:]) {
+				a.command(cmd, "", redirect, depth)
+			}
+			return
+		case runsUnknown:
+			a.unresolvable("%s: %s", prog.raw, why)
+			return
+		}
+	}
+	a.unresolvable("more than %d wrapper commands", maxUnwrap)
+}
+
+// shellString returns the words of a shell string joined by spaces (eval joins its
+// arguments so), or false when one of them is computed at run time.
+func shellString(words []word) (string, bool) {
+	vals := make([]string, len(words))
+	for i, w := range words {
+		if !w.static {
+			return "", false
+		}
+		vals[i] = w.val
+	}
+	return strings.Join(vals, " "), true
+}
+
+// newPiece renders one form of a simple command.
+func newPiece(words []word, redirs string, redirect, open bool) piece {
+	raw := make([]string, len(words))
+	val := make([]string, len(words))
+	for i, w := range words {
+		raw[i], val[i] = w.raw, w.val
+	}
+	p := piece{
+		text:     joinSpace(normalizeSpace(strings.Join(raw, " ")), redirs),
+		unquoted: joinSpace(strings.Join(val, " "), redirs),
+		redirect: redirect,
+		open:     open,
+	}
+	if prog := words[0].val; words[0].static && strings.ContainsRune(prog, '/') {
+		val[0] = path.Base(prog)
+		p.base = joinSpace(strings.Join(val, " "), redirs)
+	}
+	return p
 }
 
 // normalizeSpace collapses runs of blanks outside quotes to one space and trims the ends:
@@ -252,6 +441,10 @@ func normalizeSpace(s string) string {
 			space = false
 		}
 		switch {
+		case c == '\\' && !single && i+1 < len(s):
+			b.WriteByte(c)
+			i++
+			c = s[i]
 		case c == '\'' && !double:
 			single = !single
 		case c == '"' && !single:
@@ -261,6 +454,9 @@ func normalizeSpace(s string) string {
 	}
 	return b.String()
 }
+
+// isBlank reports whether c separates words (a newline separates commands instead).
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' }
 
 // needsNormalizing reports whether s has leading or trailing blanks, a blank other than a
 // single space, or two blanks in a row (conservatively, quotes are not considered).

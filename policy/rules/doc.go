@@ -34,22 +34,49 @@
 // A text pattern matches the whole value; "*" matches any sequence, everything else is
 // literal.
 //
-// A command pattern is a text pattern matched against a shell command after light
-// normalization: runs of white space outside quotes become one space, and leading and
-// trailing space is dropped, so "git status*" matches "git status", "git  status -s" and
-// "git status --short". The command is also split into its simple commands at the
-// unquoted control operators ; & | && || and newlines, at parentheses, and around command
-// substitutions $(…) and `…`; leading variable assignments (FOO=1 cmd) and the reserved words
-// { } ! if then else elif do while until time are dropped from each. Each piece is tried as
-// written and with its quotes and backslash escapes removed ("git "push"" is also tried as
-// "git push"):
+// A command pattern is a text pattern matched against a shell command. The command is
+// parsed as bash parses it (with mvdan.cc/sh/v3/syntax), and the pattern is matched
+// against the whole command (runs of white space outside quotes made one space) and against
+// every simple command that may run anywhere in it: in pipelines and lists (; & | && ||),
+// subshells and { } groups, command substitutions $(…) and `…`, process substitutions <(…)
+// and >(…), function bodies, if/while/until/for/case bodies, assignments, here-documents,
+// parameter expansions and redirection targets. A simple command is matched as its words
+// written (quotes kept, one space between words, its redirections after them), with its
+// quotes and backslash escapes removed ("git "push"" is also "git push"), and with the
+// directory of its program removed ("/bin/rm x" and "./rm x" are also "rm x"); leading
+// variable assignments (FOO=1 cmd) are not part of it.
 //
-//   - a deny or ask rule matches when it matches the whole command or any one piece, so
-//     deny "bash(rm *)" catches "ls && rm -rf build";
-//   - an allow rule set allows a command only when every piece is matched by some allow
-//     rule, so allow "bash(git status*)" does not allow "git status; rm -rf ~" — unless a
-//     wildcard-free allow pattern equals the whole command. A piece that redirects output
-//     (an unquoted ">") is allowed only by a pattern that itself contains ">".
+// A command that runs another command is unwrapped, and each command found is matched too:
+// the wrappers command, builtin, exec, env (with its NAME=value words and options, and the
+// string of -S), nohup, nice, time, timeout, stdbuf, setsid, xargs (the command gets the
+// arguments xargs reads, so "xargs rm" matches "rm *"), sudo, doas, su -c, script -c,
+// flock, watch, chroot, ionice, taskset, unbuffer, strace, ltrace, fakeroot, unshare,
+// proxychains, torsocks, busybox, valgrind, firejail, catchsegv, caffeinate, sg and
+// dbus-run-session; the
+// commands of find -exec, -execdir, -ok and -okdir; the action of trap; and the string of
+// sh, bash, zsh, dash, ksh, mksh, ash, yash, posh and rbash -c, and of eval, which are
+// parsed in turn (up to 8 levels deep and 64 strings for one command).
+//
+// What cannot be resolved before the command runs is treated as possibly running anything:
+// a program name computed at run time ($(echo rm) x, $CMD x, `…`, a glob or brace
+// expansion such as /bin/r? or {rm,}, $'\x72m'), eval or sh -c of a computed string, a
+// wrapper argument computed at run time, source or . of a file, a shell running a script
+// file or its standard input (… | sh), and a command that does not parse. For such a
+// command every deny and ask command pattern of the tool counts as matching (the reason
+// says what could not be resolved), and allow never does.
+//
+//   - a deny or ask rule matches when it matches the whole command or any form of any
+//     simple command in it, so deny "bash(rm *)" catches "ls && rm -rf build",
+//     "env rm x", "bash -c 'rm x'" and "echo x | xargs rm";
+//   - an allow rule set allows a command only when it can be resolved and every program
+//     that runs in it is matched by some allow rule — a wrapper is judged by the command
+//     it runs, so allow "bash(go test *)" allows "timeout 60 go test ./...", and allow
+//     "bash(git status*)" does not allow "git status; rm -rf ~" or "git status $(rm x)" —
+//     unless a wildcard-free allow pattern equals the whole command. For allow the
+//     program's directory is kept: allowing "ls" does not allow "/tmp/x/ls". A command that
+//     redirects output to a file (other than /dev/null), or sits in a group or subshell
+//     that does, is allowed only by a pattern that itself contains ">"; the command of
+//     xargs only by a pattern ending in "*".
 //
 // A path pattern is matched against the requested path made absolute against the workspace
 // and cleaned ("src/../.env" is ".env"). Segments are separated by "/"; "**" as a whole
@@ -82,7 +109,8 @@
 //
 // Rules match the arguments a call requests, not what the tool ends up touching: a grep of
 // the whole workspace reads files below a denied directory, a symbolic link can lead
-// elsewhere, and a shell command can reach any file. Command rules are a guardrail for an
-// agent's ordinary commands, not a sandbox; workspace containment and the shell's own
-// sandbox are the boundaries.
+// elsewhere, and a shell command can reach any file. Command rules see the programs a
+// command names; they cannot see what those programs do (a script, a Makefile, python -c,
+// git aliases and hooks, an interpreter reading its own input) — workspace containment and
+// the shell's sandbox are the boundaries for that.
 package rules

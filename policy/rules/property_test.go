@@ -106,3 +106,72 @@ func TestCommandProperty(t *testing.T) {
 		}
 	})
 }
+
+// TestWrappedCommandProperty builds commands by wrapping a simple command in random
+// wrappers and shell contexts: a "bash(rm *)" deny rule catches rm however deep it is, and
+// allow rules allow exactly the commands in which every program that runs is allowed.
+func TestWrappedCommandProperty(t *testing.T) {
+	r, err := rules.New(rules.Config{
+		Allow:     []string{"bash(ls*)", "bash(git status*)", "bash(true)"},
+		Deny:      []string{"bash(rm *)"},
+		Workspace: "/ws",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quote := func(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+	// Each wrapper keeps the command's meaning; contexts may add programs of their own
+	// (echo is not allowed).
+	wrappers := []func(string) string{
+		func(c string) string { return "command " + c },
+		func(c string) string { return "env A=1 " + c },
+		func(c string) string { return "nohup " + c },
+		func(c string) string { return "nice -n 5 " + c },
+		func(c string) string { return "timeout 5 " + c },
+		func(c string) string { return "sudo -u root " + c },
+		func(c string) string { return "exec " + c },
+		func(c string) string { return "time " + c },
+	}
+	contexts := []struct {
+		wrap   func(string) string
+		extra  bool // adds a program allow does not cover
+		simple bool // the result is a simple command, which a wrapper may wrap
+	}{
+		{func(c string) string { return "( " + c + " )" }, false, false}, // "((" would be arithmetic
+		{func(c string) string { return "{ " + c + "; }" }, false, false},
+		{func(c string) string { return "bash -c " + quote(c) }, false, true},
+		{func(c string) string { return "sh -ec " + quote(c) }, false, true},
+		{func(c string) string { return "eval " + quote(c) }, false, true},
+		{func(c string) string { return "if true; then " + c + "; fi" }, false, false},
+		{func(c string) string { return "f() { " + c + "; }; f" }, true, false}, // f itself is a program
+		{func(c string) string { return "echo $( " + c + " )" }, true, true},
+		{func(c string) string { return "ls | " + c }, false, false},
+		{func(c string) string { return c + " && git status" }, false, false},
+		{func(c string) string { return "cat <( " + c + " )" }, true, true},
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		base := rapid.SampledFrom([]string{"rm f1", "rm -rf /", "/bin/rm f1", "ls -la", "git status", "true"}).Draw(t, "base")
+		cmd := base
+		extra, simple := false, true
+		for range rapid.IntRange(0, 4).Draw(t, "layers") {
+			if simple && rapid.Bool().Draw(t, "wrapper") {
+				cmd = wrappers[rapid.IntRange(0, len(wrappers)-1).Draw(t, "w")](cmd)
+				continue
+			}
+			ctx := contexts[rapid.IntRange(0, len(contexts)-1).Draw(t, "c")]
+			cmd = ctx.wrap(cmd)
+			extra, simple = extra || ctx.extra, ctx.simple
+		}
+		v := r.Evaluate("bash", js(t, fmt.Sprintf(`{"command":%q}`, cmd)))
+		want := rules.NoOpinion
+		switch {
+		case strings.Contains(base, "rm"):
+			want = rules.Denied
+		case !extra:
+			want = rules.Allowed
+		}
+		if v.Kind != want {
+			t.Fatalf("%q: %v (%s), want %v", cmd, v.Kind, v.Rule, want)
+		}
+	})
+}

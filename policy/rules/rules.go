@@ -103,24 +103,33 @@ func (k Kind) String() string {
 type Verdict struct {
 	Kind Kind
 	Rule string // the deciding pattern as written; "" for NoOpinion
+	// Unresolved says why the command could not be checked statically, when that is what
+	// made the rule match (a deny or ask rule counts as matching what cannot be seen).
+	Unresolved string
 }
 
 // Reason returns the message the model reads for a deny or ask verdict ("" otherwise).
 func (v Verdict) Reason(name string) string {
+	var s string
 	switch v.Kind {
 	case Denied:
-		return fmt.Sprintf("tool %q is denied by permission rule %q", name, v.Rule)
+		s = fmt.Sprintf("tool %q is denied by permission rule %q", name, v.Rule)
 	case Asked:
-		return fmt.Sprintf("tool %q requires approval by permission rule %q", name, v.Rule)
+		s = fmt.Sprintf("tool %q requires approval by permission rule %q", name, v.Rule)
 	default:
 		return ""
 	}
+	if v.Unresolved != "" {
+		s += fmt.Sprintf(": the command cannot be checked before it runs (%s), so the rule is taken to match", v.Unresolved)
+	}
+	return s
 }
 
 // Rules is a compiled rule set. It is immutable and safe for concurrent use.
 type Rules struct {
 	c         compiled
 	workspace string
+	commands  *commandCache
 }
 
 // New validates cfg and compiles its rules.
@@ -138,7 +147,7 @@ func New(cfg Config) (*Rules, error) {
 	if ws, err = filepath.Abs(ws); err != nil {
 		return nil, fmt.Errorf("rules: workspace %q: %w", cfg.Workspace, err)
 	}
-	return &Rules{c: c, workspace: filepath.Clean(ws)}, nil
+	return &Rules{c: c, workspace: filepath.Clean(ws), commands: newCommandCache()}, nil
 }
 
 // Workspace returns the absolute directory relative paths are resolved against.
@@ -195,8 +204,8 @@ func (r *Rules) PreExecute(_ context.Context, exec *tool.Execution, next func() 
 func (r *Rules) Guard(exec *tool.Execution) string {
 	args, _ := exec.Args()
 	c := call{r: r, name: exec.Name(), args: args}
-	if p := c.firstMatch(r.c.deny); p != nil {
-		return Verdict{Kind: Denied, Rule: p.raw}.Reason(exec.Name())
+	if p, why := c.firstMatch(r.c.deny); p != nil {
+		return Verdict{Kind: Denied, Rule: p.raw, Unresolved: why}.Reason(exec.Name())
 	}
 	return ""
 }
@@ -205,11 +214,11 @@ func (r *Rules) Guard(exec *tool.Execution) string {
 // value).
 func (r *Rules) Evaluate(name string, args any) Verdict {
 	c := call{r: r, name: name, args: args}
-	if p := c.firstMatch(r.c.deny); p != nil {
-		return Verdict{Kind: Denied, Rule: p.raw}
+	if p, why := c.firstMatch(r.c.deny); p != nil {
+		return Verdict{Kind: Denied, Rule: p.raw, Unresolved: why}
 	}
-	if p := c.firstMatch(r.c.ask); p != nil {
-		return Verdict{Kind: Asked, Rule: p.raw}
+	if p, why := c.firstMatch(r.c.ask); p != nil {
+		return Verdict{Kind: Asked, Rule: p.raw, Unresolved: why}
 	}
 	if p := c.allowed(); p != nil {
 		return Verdict{Kind: Allowed, Rule: p.raw}
@@ -226,7 +235,7 @@ type call struct {
 	analysed bool
 	arg      Argument
 	whole    string    // KindCommand: the normalized command
-	pieces   []piece   // KindCommand: its simple commands
+	cmd      *analysis // KindCommand: what it runs
 	path     pathValue // KindPath: the resolved path
 }
 
@@ -238,50 +247,85 @@ func (c *call) analyse() {
 	c.arg = PrimaryArgument(c.name, c.args)
 	switch c.arg.Kind {
 	case KindCommand:
-		c.whole, c.pieces = normalizeSpace(c.arg.Value), splitCommand(c.arg.Value)
+		c.whole, c.cmd = normalizeSpace(c.arg.Value), c.r.commands.analyse(c.arg.Value)
 	case KindPath:
 		c.path = resolvePath(c.r.workspace, c.arg.Value)
 	}
 }
 
 // firstMatch returns the first pattern of a deny or ask list matching the call: a command
-// pattern matches the whole command or any piece of it.
-func (c *call) firstMatch(list []Pattern) *Pattern {
+// pattern matches the whole command or any form of any simple command in it, and every
+// command pattern matches a command that cannot be resolved statically (the second result
+// then says why).
+func (c *call) firstMatch(list []Pattern) (*Pattern, string) {
 	for i := range list {
 		p := &list[i]
 		if !wildcard.Match(p.tool, c.name) {
 			continue
 		}
 		if !p.hasArg {
-			return p
+			return p, ""
 		}
 		c.analyse()
 		switch c.arg.Kind {
 		case KindCommand:
 			if wildcard.Match(p.cmd, c.whole) {
-				return p
+				return p, ""
 			}
-			for _, pc := range c.pieces {
-				if wildcard.Match(p.cmd, pc.text) || wildcard.Match(p.cmd, pc.unquoted) {
-					return p
+			for j := range c.cmd.pieces {
+				if c.cmd.pieces[j].matchedBy(p.cmd) {
+					return p, ""
 				}
 			}
 		case KindPath:
 			if p.path.match(c.path) {
-				return p
+				return p, ""
 			}
 		default:
 			if wildcard.Match(p.arg, c.arg.Value) {
-				return p
+				return p, ""
 			}
 		}
 	}
-	return nil
+	if c.analysed && c.arg.Kind == KindCommand && c.cmd.unresolved != "" {
+		// What cannot be seen may run any program: the first command rule counts.
+		for i := range list {
+			if p := &list[i]; p.hasArg && wildcard.Match(p.tool, c.name) {
+				return p, c.cmd.unresolved
+			}
+		}
+	}
+	return nil, ""
+}
+
+// matchedBy reports whether a deny or ask command pattern matches this form of a simple
+// command: as written, unquoted, or with the program's directory removed; for the command
+// of xargs, also with any arguments appended.
+func (pc *piece) matchedBy(pat string) bool {
+	for _, s := range [...]string{pc.text, pc.unquoted, pc.base} {
+		if s == "" {
+			continue
+		}
+		if wildcard.Match(pat, s) || pc.open && completes(pat, s+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// completes reports whether some text starting with prefix matches pat.
+func completes(pat, prefix string) bool {
+	for k := 0; k <= len(pat); k++ {
+		if wildcard.Match(pat[:k], prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // allowed returns the allow pattern that pre-approves the call, or nil. For a command every
-// piece must be allowed (see the package documentation); the pattern returned is the one
-// allowing the first piece.
+// program it runs must be allowed and all of it must be resolvable (see the package
+// documentation); the pattern returned is the one allowing the first program.
 func (c *call) allowed() *Pattern {
 	list := c.r.c.allow
 	withArg := false
@@ -300,6 +344,9 @@ func (c *call) allowed() *Pattern {
 	}
 	c.analyse()
 	if c.arg.Kind == KindCommand {
+		if c.cmd.unresolved != "" {
+			return nil
+		}
 		for i := range list {
 			p := &list[i]
 			if p.hasArg && wildcard.Match(p.tool, c.name) && !wildcard.HasWildcard(p.cmd) && p.cmd == c.whole {
@@ -307,7 +354,11 @@ func (c *call) allowed() *Pattern {
 			}
 		}
 		var first *Pattern
-		for _, pc := range c.pieces {
+		for j := range c.cmd.pieces {
+			pc := &c.cmd.pieces[j]
+			if !pc.inner {
+				continue // a wrapper: the command it runs is judged instead
+			}
 			p := allowPiece(list, c.name, pc)
 			if p == nil {
 				return nil
@@ -330,14 +381,24 @@ func (c *call) allowed() *Pattern {
 	return nil
 }
 
-// allowPiece returns the first allow pattern allowing one piece of a command.
-func allowPiece(list []Pattern, name string, pc piece) *Pattern {
+// allowPiece returns the first allow pattern allowing one program a command runs: as
+// written or unquoted (a program's directory is kept: allowing "ls" does not allow
+// "/tmp/x/ls"). A command writing to a file needs a pattern with ">"; the command of xargs,
+// whose arguments come at run time, one ending in "*".
+func allowPiece(list []Pattern, name string, pc *piece) *Pattern {
 	for i := range list {
 		p := &list[i]
 		if !p.hasArg || !wildcard.Match(p.tool, name) {
 			continue
 		}
 		if pc.redirect && !strings.Contains(p.cmd, ">") {
+			continue
+		}
+		if pc.open {
+			// "P*" matching the command and a space matches it with any arguments appended.
+			if strings.HasSuffix(p.cmd, "*") && (wildcard.Match(p.cmd, pc.text+" ") || wildcard.Match(p.cmd, pc.unquoted+" ")) {
+				return p
+			}
 			continue
 		}
 		if wildcard.Match(p.cmd, pc.text) || wildcard.Match(p.cmd, pc.unquoted) {
