@@ -19,7 +19,8 @@
 // The project's file comes with whatever repository was cloned, so it is not trusted with
 // keys that would redirect the API key (baseUrl, apiKeyEnv), loosen permissions
 // (permissions.allow), start processes (mcp.servers), turn the shell sandbox off
-// (shell.sandbox) or choose where dsh writes (sessions.root, spill.dir): setting one there
+// (shell.sandbox), turn redaction off (redact.enabled) or choose where dsh writes
+// (sessions.root, spill.dir): setting one there
 // is an error naming the file and line. It may tighten policy (permissions.ask,
 // permissions.deny) and tune the agent (model, mode, limits, reminder, toolOrder).
 //
@@ -39,6 +40,7 @@
 //	permissions: {allow: [...], ask: [...], deny: [...]}   # see policy/rules
 //	reminder: {thresholds: [3, 5, 8], include: [], exclude: [], argumentsPreviewChars: 500}
 //	spill: {maxInlineBytes: 50000, dir: ""}
+//	redact: {enabled: true}              # secrets and control bytes kept from the model (user-only)
 //	shell: {sandbox: none}               # none | bwrap
 //	mcp: {servers: {NAME: {command, args, env, cwd, url, headers, …}}}   # see package mcp
 //
@@ -65,6 +67,7 @@ import (
 	"github.com/dsh-go/dsh/agent"
 	"github.com/dsh-go/dsh/llm/openai"
 	"github.com/dsh-go/dsh/mcp"
+	"github.com/dsh-go/dsh/policy/redact"
 	"github.com/dsh-go/dsh/policy/reminder"
 	"github.com/dsh-go/dsh/policy/rules"
 	"github.com/dsh-go/dsh/policy/spill"
@@ -103,6 +106,8 @@ type Config struct {
 	Reminder reminder.Config
 	// Spill configures the spill policy (keys "spill.*").
 	Spill spill.Config
+	// Redact configures the redaction policy (key "redact.enabled").
+	Redact redact.Config
 	// Shell configures the shell tools (keys "shell.*").
 	Shell Shell
 	// MCP declares the MCP servers to mount (keys "mcp.servers.NAME").
@@ -238,11 +243,12 @@ var fields = []field{
 	{"reminder.argumentsPreviewChars", kindPolicy, ""},
 	{"spill.maxInlineBytes", kindPolicy, "DSH_SPILL_MAX_INLINE_BYTES"},
 	{"spill.dir", kindPath, "DSH_SPILL_DIR"},
+	{"redact.enabled", kindPolicy, "DSH_REDACT_ENABLED"},
 	{"shell.sandbox", kindString, "DSH_SHELL_SANDBOX"},
 }
 
 // sections are the keys whose values are mappings of further keys.
-var sections = []string{"sessions", "permissions", "reminder", "spill", "shell", "mcp"}
+var sections = []string{"sessions", "permissions", "reminder", "spill", "redact", "shell", "mcp"}
 
 // serversKey is the mapping of MCP server declarations by name.
 const serversKey = "mcp.servers"
@@ -423,6 +429,8 @@ func userOnly(key string) string {
 		return "a cloned repository could choose where your session logs are written"
 	case "spill.dir":
 		return "a cloned repository could choose where spilled results are written"
+	case "redact.enabled":
+		return "a cloned repository could turn off the redaction of secrets from what the model reads"
 	}
 	return ""
 }
@@ -789,6 +797,14 @@ func (l *layers) applyPolicies(c *Config) error {
 			c.Reminder = r
 			return nil
 		}},
+		{"redact", func(m *yaml.Node) error {
+			r := c.Redact
+			if err := m.Decode(&r); err != nil {
+				return err
+			}
+			c.Redact.Enabled = r.Enabled
+			return nil
+		}},
 		{"spill", func(m *yaml.Node) error {
 			s := spill.Config{MaxInlineBytes: c.Spill.MaxInlineBytes}
 			if err := m.Decode(&s); err != nil {
@@ -916,6 +932,7 @@ func (c *Config) Entries() []Entry {
 		"reminder.argumentsPreviewChars": strconv.Itoa(c.Reminder.ArgumentsPreviewChars),
 		"spill.maxInlineBytes":           strconv.Itoa(c.Spill.MaxInlineBytes),
 		"spill.dir":                      c.Spill.Dir,
+		"redact.enabled":                 strconv.FormatBool(c.Redact.On()),
 		"shell.sandbox":                  c.Shell.Sandbox,
 	}
 	var out []Entry

@@ -203,7 +203,24 @@ type span struct {
 
 // String returns s with every secret replaced by its marker, and how many of each kind it
 // replaced. It returns s itself, and nil counts, when there is none.
+//
+// A marker can expose a secret that was glued to the one it replaced (a rule that needs a
+// word boundary now has one), so String repeats until nothing is left to redact; that
+// ends, because every round replaces some of the text outside markers with a marker.
 func (r *Redactor) String(s string) (string, Counts) {
+	var total Counts
+	for {
+		out, counts := r.once(s)
+		if counts == nil {
+			return s, total
+		}
+		total = total.add(counts)
+		s = out
+	}
+}
+
+// once is one round of String.
+func (r *Redactor) once(s string) (string, Counts) {
 	spans := r.find(s, nil)
 	if len(spans) == 0 {
 		return s, nil
@@ -286,6 +303,12 @@ func (r *Redactor) match(s string, start, ri int, spans []span) []span {
 		gs, ge := m[2*ru.group], m[2*ru.group+1]
 		if gs < 0 || lo+m[0] > start || lo+m[1] <= start {
 			continue // not the match of this anchor (another anchor finds it)
+		}
+		if ru.lines && lo+ge < len(s) && s[lo+ge] != '\n' && s[lo+ge] != '\r' {
+			// the last line matched only in part: keep it
+			if k := strings.LastIndexByte(w[gs:ge], '\n'); k >= 0 {
+				ge = gs + k
+			}
 		}
 		if ru.entropy > 0 && entropy(w[gs:ge]) < ru.entropy {
 			continue

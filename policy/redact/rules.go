@@ -28,6 +28,9 @@ type rule struct {
 	// word says the match starts at the anchor and needs a non-word character (or the
 	// start of the text) before it, as the expression's leading \b does.
 	word bool
+	// lines says a match may end only at the end of a line (or of the text): the
+	// expression's last repetition may stop inside a line, and that part is given back.
+	lines bool
 }
 
 // maxMatch bounds how far past an anchor a rule's expression is run. Only private-key blocks
@@ -82,5 +85,5 @@ var rules = []rule{
 	// a key cut short (head -3 id_rsa, an output limit) is redacted from its header through
 	// the base64 lines that follow, and a header alone is redacted too.
 	{kind: "private-key", re: regexp.MustCompile(`(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S-]{64,}?KEY(?: BLOCK)?-----`), anchors: []string{"-----BEGIN"}, window: pemWindow},
-	{kind: "private-key", re: regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[ \t]*\r?\n(?:[A-Za-z-]+: [^\r\n]*|[A-Za-z0-9+/=]*))*`), anchors: []string{"-----BEGIN"}, window: pemWindow},
+	{kind: "private-key", re: regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[ \t]*\r?\n(?:[A-Za-z-]+: [^\r\n]*|[A-Za-z0-9+/=]{16,}|))*`), anchors: []string{"-----BEGIN"}, window: pemWindow, lines: true},
 }
