@@ -234,13 +234,14 @@ func (p *Policy) wrap(ctx context.Context, exec *tool.Execution, next func(conte
 	out := res.Clone()
 	out.Content = p.blocks(res.Content, &rep)
 	if out.Error != nil {
-		out.Error.Message = p.text(res.Error.Message, &rep)
+		// the message repeats the content's text: counted there
+		out.Error.Message, _ = p.Text(res.Error.Message)
 	}
 	if res.Meta != nil {
 		out.Meta, _ = p.value(res.Meta, &rep)
 	}
 	out.AdditionalContexts = p.messages(res.AdditionalContexts, &rep)
-	if !rep.Changed() {
+	if !rep.Changed() && (res.Error == nil || out.Error.Message == res.Error.Message) {
 		return res, nil
 	}
 	original := plainText(res.Content)
