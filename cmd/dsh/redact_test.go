@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dsh-go/dsh/session"
+)
+
+// leakyScript prints what must never reach the model or the log as is: an AWS key, a
+// GitHub token, a private key, terminal escapes (colour, a window title, a hyperlink), a
+// carriage-return progress flood and a NUL.
+const leakyScript = `echo AKIAIOSFODNN7EXAMPLE; echo ghp_1234567890abcdefghijABCDEFGHIJ123456; ` +
+	`printf -- '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAvRkbm6Dd9xAqJv1n3pGzJ9f2X0mFz7b1\n'; ` +
+	`printf '\033[31mred\033[0m \033]0;pwned\007title \033]8;;http://x\033\\link\033]8;;\033\\\n'; ` +
+	`printf '  1%%\r 50%%\r100%%\n'; printf 'a\000b\n'`
+
+// leaks are the bytes that must be gone.
+var leaks = []string{"AKIAIOSFODNN7EXAMPLE", "ghp_1234567890", "MIIEowIBAAKCAQEA", "BEGIN RSA", "\x1b", "\r", "\x00", "\x07", "pwned", " 50%"}
+
+// leakyCommand runs leakyScript from a file, so that the command the model wrote (shown in
+// the call card and kept in the log as the model's own words) holds none of it.
+const leakyCommand = "bash leaky.sh"
+
+func bashArgs(t *testing.T, command string) string {
+	t.Helper()
+	b, err := json.Marshal(map[string]string{"command": command, "description": "print things"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func noLeaks(t *testing.T, what, s string) {
+	t.Helper()
+	for _, l := range leaks {
+		if strings.Contains(s, l) {
+			t.Errorf("%s holds %q:\n%q", what, l, s)
+		}
+	}
+}
+
+const wantClean = "[REDACTED:aws-access-token]\n[REDACTED:github-pat]\n[REDACTED:private-key]\nred title link\n100%\na\\x00b\n"
+
+func TestCallRedactsAndCleans(t *testing.T) {
+	s := newSandbox(t)
+	s.write("leaky.sh", leakyScript)
+	r := s.dsh("call", "--json", "bash", bashArgs(t, leakyCommand)).want(t, 0)
+	var res struct {
+		Content []struct{ Text string } `json:"content"`
+		Value   struct {
+			Stdout struct{ Text string } `json:"stdout"`
+		} `json:"value"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	noLeaks(t, "dsh call --json", r.stdout)
+	if len(res.Content) != 1 || res.Content[0].Text != wantClean {
+		t.Errorf("content %q\nwant    %q", res.Content, wantClean)
+	}
+	if res.Value.Stdout.Text != wantClean {
+		t.Errorf("value's stdout %q", res.Value.Stdout.Text)
+	}
+	// The cards a person reads are rendered from the same clean result.
+	r = s.dsh("call", "bash", bashArgs(t, leakyCommand)).want(t, 0)
+	noLeaks(t, "dsh call cards", r.stdout+r.stderr)
+}
+
+func TestCallBinaryOutput(t *testing.T) {
+	s := newSandbox(t)
+	ls, err := os.ReadFile("/bin/ls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.dsh("call", "--json", "bash", bashArgs(t, "cat /bin/ls")).want(t, 0)
+	var res struct {
+		Content []struct{ Text string } `json:"content"`
+		Value   struct {
+			Stdout struct {
+				Text      string `json:"text"`
+				SpillPath string `json:"spillPath"`
+			} `json:"stdout"`
+		} `json:"value"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatalf("%v: %.500s", err, r.stdout)
+	}
+	if len(res.Content) != 1 || !strings.HasPrefix(res.Content[0].Text, "[binary data omitted: ") ||
+		!strings.Contains(res.Content[0].Text, " bytes, sha256 ") || strings.Contains(r.stdout, "ELF") {
+		t.Fatalf("content %.300q", res.Content)
+	}
+	// The exact bytes are in the file the result names.
+	path := res.Value.Stdout.SpillPath
+	if path == "" || !strings.Contains(res.Content[0].Text, path) {
+		t.Fatalf("no spill path in %q", res.Content[0].Text)
+	}
+	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, ls) {
+		t.Errorf("spill file %s: %d bytes (err %v), want /bin/ls's %d", path, len(got), err, len(ls))
+	}
+}
+
+func TestCallRedactsEnvironmentSecret(t *testing.T) {
+	t.Setenv("DSH_TEST_SERVICE_TOKEN", "Zx9vQ2mL7pK4-not-real")
+	s := newSandbox(t)
+	s.write("config.txt", "token: Zx9vQ2mL7pK4-not-real\n")
+	r := s.dsh("call", "--json", "bash", bashArgs(t, "cat config.txt")).want(t, 0)
+	if strings.Contains(r.stdout, "Zx9vQ2mL7pK4") || !strings.Contains(r.stdout, "token: [REDACTED:env:DSH_TEST_SERVICE_TOKEN]") {
+		t.Errorf("stdout %s", r.stdout)
+	}
+	// read is covered as well
+	r = s.dsh("call", "--json", "read", `{"file_path":"config.txt"}`).want(t, 0)
+	if strings.Contains(r.stdout, "Zx9vQ2mL7pK4") || !strings.Contains(r.stdout, "[REDACTED:env:DSH_TEST_SERVICE_TOKEN]") {
+		t.Errorf("read: %s", r.stdout)
+	}
+}
+
+func TestRedactionCanBeTurnedOffByTheUser(t *testing.T) {
+	s := newSandbox(t)
+	s.env["DSH_REDACT_ENABLED"] = "false"
+	r := s.dsh("call", "--json", "bash", bashArgs(t, "echo AKIAIOSFODNN7EXAMPLE")).want(t, 0)
+	if !strings.Contains(r.stdout, "AKIAIOSFODNN7EXAMPLE") {
+		t.Errorf("with redact.enabled false the key should pass: %s", r.stdout)
+	}
+	// a project file may not turn it off
+	s = newSandbox(t)
+	s.write(".dsh/config.yaml", "redact: {enabled: false}\n")
+	r = s.dsh("call", "--json", "bash", bashArgs(t, "echo AKIAIOSFODNN7EXAMPLE"))
+	if r.code == 0 || !strings.Contains(r.stderr, `"redact.enabled" may be set only in the user configuration`) {
+		t.Errorf("project file turning redaction off: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestRunLogIsRedacted runs a scripted turn whose command leaks, then reads the session log:
+// the tool/result the model was sent and the log kept holds markers, and a redact/applied
+// event records the kinds and counts.
+func TestRunLogIsRedacted(t *testing.T) {
+	s := newSandbox(t)
+	s.write("leaky.sh", leakyScript)
+	call, err := json.Marshal(map[string]any{"toolCalls": []any{map[string]any{"id": "c1", "name": "bash",
+		"arguments": map[string]string{"command": leakyCommand, "description": "print things"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.write("script.jsonl", string(call)+"\n"+`{"expectToolResults":["c1"],"text":"done"}`+"\n")
+	r := s.dsh("run", "--script", filepath.Join(s.ws, "script.jsonl"), "print the things").want(t, 0)
+	noLeaks(t, "transcript", r.stderr)
+	store, err := session.Open(filepath.Join(s.home, "sessions"), session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos, err := store.List(t.Context())
+	if err != nil || len(infos) != 1 {
+		t.Fatalf("sessions: %d, %v", len(infos), err)
+	}
+	loaded, err := store.Load(t.Context(), infos[0].Header.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results, applied int
+	for _, e := range loaded.Events {
+		raw, err := json.Marshal(e.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		noLeaks(t, "log event "+e.Type, string(raw))
+		switch e.Type {
+		case session.TypeToolResult:
+			p, err := session.DecodeToolResult(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Content) != 1 || p.Content[0].Text != wantClean {
+				t.Errorf("logged result %+v", p.Content)
+			}
+			results++
+		case redactEventType:
+			mustContain(t, "redact/applied", string(raw), `"callId":"c1"`, `"aws-access-token":1`, `"github-pat":1`, `"private-key":1`)
+			applied++
+		}
+	}
+	if results != 1 || applied != 1 {
+		t.Errorf("%d tool/result and %d %s events, want 1 each", results, applied, redactEventType)
+	}
+}
