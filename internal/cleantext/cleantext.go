@@ -104,7 +104,7 @@ const (
 )
 
 // zeroBytes returns 0x80 in each byte of x that is zero, and 0 elsewhere (exactly).
-func zeroBytes(x uint64) uint64 { return ^((x&lows)+lows | x | lows) }
+func zeroBytes(x uint64) uint64 { return ^((x & lows) + lows | x | lows) }
 
 // firstSuspect returns the index of the first byte that may need cleaning (a control
 // character other than "\n" and "\t", DEL, or any non-ASCII byte that starts a C1
@@ -114,7 +114,7 @@ func firstSuspect(s string) int {
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
 		x := binary.LittleEndian.Uint64(b[i:])
-		below := ^((x&lows)+ones*0x60 | x) & highs // bytes < 0x20
+		below := ^((x & lows) + ones*0x60 | x) & highs // bytes < 0x20
 		ok := zeroBytes(x^ones*'\n') | zeroBytes(x^ones*'\t')
 		flagged := below&^ok | zeroBytes(x^ones*0x7f) | x&highs
 		for flagged != 0 {
