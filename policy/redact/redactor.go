@@ -2,6 +2,7 @@ package redact
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -51,32 +52,26 @@ func (c Counts) add(o Counts) Counts {
 // String lists the counts as "kind×n, …" in kind order, for notices.
 func (c Counts) String() string {
 	parts := make([]string, 0, len(c))
-	for _, k := range slices.Sorted(mapsKeys(c)) {
+	for _, k := range slices.Sorted(maps.Keys(c)) {
 		parts = append(parts, fmt.Sprintf("%s×%d", k, c[k]))
 	}
 	return strings.Join(parts, ", ")
 }
 
-func mapsKeys(c Counts) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range c {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
 // envSecret is the value of an environment variable named like a secret.
 type envSecret struct {
 	kind, value string
+	probe       int // offset of the byte searched for: the rarest-looking one
 }
 
 // probe is a byte searched for with strings.IndexByte; each hit is checked against the
 // anchors that contain the byte at the given offset.
 type probe struct {
-	b       byte
-	anchors []anchorRef
+	b byte
+	// anchors holds the anchors by the byte before the probe byte in them, or — for an
+	// anchor starting with it — by the byte after it (in after), so a hit checks only the
+	// anchors its neighbour allows.
+	before, after [256][]anchorRef
 }
 
 type anchorRef struct {
@@ -87,7 +82,7 @@ type anchorRef struct {
 
 // probeBytes are the bytes the anchors are found by: for each anchor its rarest byte in
 // ordinary output (source code, listings, logs), so that ordinary text costs few checks.
-var probeBytes = []byte{'J', 'K', 'B', 'G', 'A', 'k', 'x', 'g', '_', '-'}
+var probeBytes = []byte{'J', 'K', 'B', 'G', 'A', '_', '-', 'k'}
 
 // Redactor finds secrets in text and replaces them with markers naming their kind. It is
 // safe for concurrent use.
@@ -111,7 +106,12 @@ func NewRedactor(env []string) *Redactor {
 				p = &probe{b: a[k]}
 				byByte[a[k]] = p
 			}
-			p.anchors = append(p.anchors, anchorRef{text: a, offset: k, rule: i})
+			ref := anchorRef{text: a, offset: k, rule: i}
+			if k > 0 {
+				p.before[a[k-1]] = append(p.before[a[k-1]], ref)
+			} else {
+				p.after[a[k+1]] = append(p.after[a[k+1]], ref)
+			}
 		}
 	}
 	for _, b := range probeBytes {
@@ -126,11 +126,32 @@ func NewRedactor(env []string) *Redactor {
 			continue
 		}
 		seen[value] = true
-		r.env = append(r.env, envSecret{kind: EnvKindPrefix + name, value: value})
+		r.env = append(r.env, envSecret{kind: EnvKindPrefix + name, value: value, probe: rarestByte(value)})
 	}
 	// Longer values first, so a value containing another is redacted whole.
 	slices.SortStableFunc(r.env, func(a, b envSecret) int { return len(b.value) - len(a.value) })
 	return r
+}
+
+// rarestByte returns the offset of the byte of v least likely in ordinary output, by a
+// rough rank: punctuation other than the common kinds, then upper-case letters and digits,
+// then the rest.
+func rarestByte(v string) int {
+	best, rank := 0, 3
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		var r int
+		switch {
+		case c >= 0x80 || c >= 'a' && c <= 'z' || strings.IndexByte(" ./-_:=,\"'()", c) >= 0:
+			r = 2
+		case c >= 'A' && c <= 'Z' || c >= '0' && c <= '9':
+			r = 1
+		}
+		if r < rank {
+			best, rank = i, r
+		}
+	}
+	return best
 }
 
 // probeOffset returns the offset in anchor of its rarest byte, by the order of probeBytes.
@@ -253,6 +274,10 @@ func (r *Redactor) once(s string) (string, Counts) {
 }
 
 // find appends the secrets of s to spans.
+//
+// Each probe byte is searched with strings.IndexByte, which the runtime vectorizes, so text
+// without the byte costs a fraction of a byte-by-byte loop; the probe bytes are chosen to be
+// rare in ordinary output (see probeBytes), which keeps the restarts at hits few.
 func (r *Redactor) find(s string, spans []span) []span {
 	for pi := range r.probes {
 		p := &r.probes[pi]
@@ -263,28 +288,53 @@ func (r *Redactor) find(s string, spans []span) []span {
 			}
 			at := i + k
 			i = at + 1
-			for _, a := range p.anchors {
-				start := at - a.offset
-				if start < 0 || start+len(a.text) > len(s) || s[start:start+len(a.text)] != a.text {
-					continue
-				}
-				ru := &rules[a.rule]
-				if ru.word && start > 0 && isWord(s[start-1]) {
-					continue
-				}
-				spans = r.match(s, start, a.rule, spans)
+			var before, after []anchorRef
+			if at > 0 {
+				before = p.before[s[at-1]]
+			}
+			if at+1 < len(s) {
+				after = p.after[s[at+1]]
+			}
+			if len(before) > 0 {
+				spans = r.check(s, at, before, spans)
+			}
+			if len(after) > 0 {
+				spans = r.check(s, at, after, spans)
 			}
 		}
 	}
 	for _, e := range r.env {
 		for i := 0; ; {
-			k := strings.Index(s[i:], e.value)
+			k := strings.IndexByte(s[i:], e.value[e.probe])
 			if k < 0 {
 				break
 			}
-			spans = append(spans, span{i + k, i + k + len(e.value), e.kind})
-			i += k + len(e.value)
+			at := i + k
+			i = at + 1
+			start := at - e.probe
+			if start < 0 || start+len(e.value) > len(s) || s[start:start+len(e.value)] != e.value {
+				continue
+			}
+			spans = append(spans, span{start, start + len(e.value), e.kind})
+			i = start + len(e.value)
 		}
+	}
+	return spans
+}
+
+// check runs the rules of the anchors that are at the probe hit at.
+func (r *Redactor) check(s string, at int, anchors []anchorRef, spans []span) []span {
+	for _, a := range anchors {
+		start := at - a.offset
+		end := start + len(a.text)
+		if start < 0 || end > len(s) || s[start:end] != a.text {
+			continue
+		}
+		ru := &rules[a.rule]
+		if ru.word && start > 0 && isWord(s[start-1]) {
+			continue
+		}
+		spans = r.match(s, start, a.rule, spans)
 	}
 	return spans
 }

@@ -66,7 +66,7 @@ var rules = []rule{
 	{kind: "slack-legacy-bot-token", re: regexp.MustCompile(`xoxb-[0-9]{8,14}-[a-zA-Z0-9]{18,26}`), entropy: 2, anchors: []string{"xoxb-"}},
 	{kind: "slack-user-token", re: regexp.MustCompile(`xox[pe](?:-[0-9]{10,13}){3}-[a-zA-Z0-9-]{28,34}`), entropy: 2, anchors: []string{"xoxp-", "xoxe-"}},
 	{kind: "slack-app-token", re: regexp.MustCompile(`(?i)xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+`), entropy: 2, anchors: []string{"xapp-"}},
-	{kind: "slack-config-access-token", re: regexp.MustCompile(`(?i)xoxe.xox[bp]-\d-[A-Z0-9]{163,166}`), entropy: 2, anchors: []string{"xoxe."}},
+	{kind: "slack-config-access-token", re: regexp.MustCompile(`(?i)xoxe.xox[bp]-\d-[A-Z0-9]{163,166}`), entropy: 2, anchors: []string{"xoxb-", "xoxp-"}, back: len("xoxe.")},
 	{kind: "slack-config-refresh-token", re: regexp.MustCompile(`(?i)xoxe-\d-[A-Z0-9]{146}`), entropy: 2, anchors: []string{"xoxe-"}},
 	{kind: "slack-legacy-token", re: regexp.MustCompile(`xox[os]-\d+-\d+-\d+-[a-fA-F\d]+`), entropy: 2, anchors: []string{"xoxo-", "xoxs-"}},
 	{kind: "slack-legacy-workspace-token", re: regexp.MustCompile(`xox[ar]-(?:\d-)?[0-9a-zA-Z]{8,48}`), entropy: 2, anchors: []string{"xoxa-", "xoxr-"}},
