@@ -79,13 +79,21 @@ func IsBinary(s string) bool {
 		sample = sample[:binarySample]
 	}
 	runes, bad := 0, 0
-	for _, r := range sample {
+	for i := 0; i < len(sample); {
+		c := sample[i]
 		runes++
-		switch {
-		case r == '\n' || r == '\t' || r == '\r' || r == '\f' || r == '\b' || r == 0x1b:
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError:
+		if c < 0x80 {
+			if c < 0x20 && c != '\n' && c != '\t' && c != '\r' && c != '\f' && c != '\b' && c != 0x1b || c == 0x7f {
+				bad++
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(sample[i:])
+		if r < 0xa0 || r == utf8.RuneError {
 			bad++
 		}
+		i += n
 	}
 	return runes >= minBinaryRunes && bad*20 > runes
 }
@@ -183,8 +191,13 @@ func clean(s string, first int) (string, Report) {
 			rep.Controls++
 			i++
 		case c < 0x80:
-			b = append(b, c)
-			i++
+			// copy the run up to the next byte that needs a look, eight bytes at a time
+			n := firstSuspect(s[i+1:])
+			if n < 0 {
+				n = len(s) - i - 1
+			}
+			b = append(b, s[i:i+1+n]...)
+			i += 1 + n
 		default:
 			r, n := utf8.DecodeRuneInString(s[i:])
 			switch {
