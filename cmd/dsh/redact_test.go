@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,5 +187,81 @@ func TestRunLogIsRedacted(t *testing.T) {
 	}
 	if results != 1 || applied != 1 {
 		t.Errorf("%d tool/result and %d %s events, want 1 each", results, applied, redactEventType)
+	}
+}
+
+// TestMCPServeRedacts calls bash and read through "dsh mcp serve": the content and the
+// structuredContent (read's canonical value) an MCP client receives are clean.
+func TestMCPServeRedacts(t *testing.T) {
+	s := newSandbox(t)
+	s.write("leaky.sh", leakyScript)
+	s.write("creds.txt", "token=ghp_1234567890abcdefghijABCDEFGHIJ123456\n")
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	e := &env{stdout: outW, stderr: &errb, stdin: inR, cwd: s.ws, getenv: func(k string) string { return s.env[k] }}
+	done := make(chan int, 1)
+	go func() {
+		code := run(t.Context(), e, []string{"mcp", "serve"})
+		outW.Close()
+		done <- code
+	}()
+	args := bashArgs(t, leakyCommand)
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":` + args + `}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read","arguments":{"file_path":"creds.txt"}}}`,
+	} {
+		if _, err := io.WriteString(inW, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := bufio.NewScanner(outR)
+	lines.Buffer(make([]byte, 1<<20), 1<<22)
+	var got, gotRead string
+	for (got == "" || gotRead == "") && lines.Scan() {
+		var m struct {
+			ID int `json:"id"`
+		}
+		if json.Unmarshal(lines.Bytes(), &m) == nil {
+			switch m.ID {
+			case 2:
+				got = lines.Text()
+			case 3:
+				gotRead = lines.Text()
+			}
+		}
+	}
+	inW.Close()
+	if code := <-done; code != 0 {
+		t.Errorf("dsh mcp serve exited %d: %s", code, errb.String())
+	}
+	inR.Close()
+	outR.Close()
+	if got == "" || gotRead == "" {
+		t.Fatalf("no responses to the calls (stderr: %s)", errb.String())
+	}
+	var res struct {
+		Result struct {
+			Content []struct{ Text string } `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(got), &res); err != nil {
+		t.Fatal(err)
+	}
+	noLeaks(t, "MCP bash response", got)
+	if len(res.Result.Content) != 1 || res.Result.Content[0].Text != wantClean {
+		t.Errorf("MCP bash result %s", got)
+	}
+	noLeaks(t, "MCP read response", gotRead)
+	if !strings.Contains(gotRead, `"structuredContent"`) || strings.Count(gotRead, "token=[REDACTED:github-pat]") != 2 {
+		t.Errorf("MCP read result (content and structuredContent both redacted) %s", gotRead)
 	}
 }
