@@ -133,21 +133,20 @@ func NewRedactor(env []string) *Redactor {
 	return r
 }
 
-// rarestByte returns the offset of the byte of v least likely in ordinary output, by a
-// rough rank: punctuation other than the common kinds, then upper-case letters and digits,
-// then the rest.
+// commonBytes are the bytes of ordinary output from the most to the least common; a byte
+// not listed is rarer than all of them.
+const commonBytes = " etaoinsrhldcu\n-./_mfpgwybv:=,k0123456789\"'()x"
+
+// rarestByte returns the offset of the byte of v least likely in ordinary output: an
+// environment value is searched for by it.
 func rarestByte(v string) int {
-	best, rank := 0, 3
+	best, rank := 0, -1
 	for i := 0; i < len(v); i++ {
-		c := v[i]
-		var r int
-		switch {
-		case c >= 0x80 || c >= 'a' && c <= 'z' || strings.IndexByte(" ./-_:=,\"'()", c) >= 0:
-			r = 2
-		case c >= 'A' && c <= 'Z' || c >= '0' && c <= '9':
-			r = 1
+		r := strings.IndexByte(commonBytes, v[i])
+		if r < 0 {
+			return i
 		}
-		if r < rank {
+		if r > rank {
 			best, rank = i, r
 		}
 	}
