@@ -188,6 +188,10 @@ func TestRunLogIsRedacted(t *testing.T) {
 	if results != 1 || applied != 1 {
 		t.Errorf("%d tool/result and %d %s events, want 1 each", results, applied, redactEventType)
 	}
+	// The log replays without the event getting in the way, and without the secrets.
+	show := s.dsh("session", "show", infos[0].Header.ID).want(t, 0)
+	noLeaks(t, "dsh session show", show.stdout+show.stderr)
+	mustContain(t, "dsh session show", show.stdout+show.stderr, "[REDACTED:aws-access-token]", "red title link")
 }
 
 // TestMCPServeRedacts calls bash and read through "dsh mcp serve": the content and the

@@ -199,3 +199,24 @@ func BenchmarkPolicy(b *testing.B) {
 	}
 	b.Run("with", run)
 }
+
+// FuzzText: what the policy does to a text (clean, then redact) never panics, leaves no
+// control character but newline and tab, and changes nothing when done again.
+func FuzzText(f *testing.F) {
+	for _, s := range []string{"", "AKIAIOSFODNN7EXAMPLE", "\x1b[31m ghp_1234567890abcdefghijABCDEFGHIJ123456\x1b[0m", "1%\r2%\n", "a\x00b"} {
+		f.Add(s)
+	}
+	p := redact.New(redact.Config{Env: []string{"APP_TOKEN=Qw3rty!Uiop9"}})
+	f.Fuzz(func(t *testing.T, in string) {
+		in = strings.ToValidUTF8(in, "\uFFFD")
+		out, _ := p.Text(in)
+		for _, r := range out {
+			if r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 {
+				t.Fatalf("Text(%q) = %q holds %U", in, out, r)
+			}
+		}
+		if again, rep := p.Text(out); again != out || rep.Changed() {
+			t.Fatalf("not idempotent: Text(%q) = %q, then %q (%v)", in, out, again, rep)
+		}
+	})
+}
