@@ -269,3 +269,30 @@ func TestMCPServeRedacts(t *testing.T) {
 		t.Errorf("MCP read result (content and structuredContent both redacted) %s", gotRead)
 	}
 }
+
+// TestCodeModeRedacts: a program's tool calls receive redacted values (the program never
+// holds the secret a file had), and what the program itself prints or returns is redacted
+// before the model reads it.
+func TestCodeModeRedacts(t *testing.T) {
+	s := newSandbox(t)
+	s.write("creds.txt", "token=ghp_1234567890abcdefghijABCDEFGHIJ123456\n")
+	s.env["DSH_CODE_RUNTIME"] = "starlark"
+	program := "r = await tools.read({\"file_path\": \"creds.txt\"})\n" +
+		"print(\"AKIA\" + \"IOSFODNN7EXAMPLE\")\n" +
+		"return r[\"lines\"][0][\"text\"]"
+	args, _ := json.Marshal(map[string]string{"code": program, "description": "Read the credentials"})
+	r := s.dsh("call", "--json", "--mode", "code", "run_code", string(args)).want(t, 0)
+	var res struct {
+		Value struct {
+			Logs   []string `json:"logs"`
+			Result string   `json:"result"`
+		} `json:"value"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatalf("%v in %s", err, r.stdout)
+	}
+	noLeaks(t, "run_code result", r.stdout)
+	if res.Value.Result != "token=[REDACTED:github-pat]" || strings.Join(res.Value.Logs, "|") != "[REDACTED:aws-access-token]" {
+		t.Errorf("run_code value %+v", res.Value)
+	}
+}
