@@ -3,7 +3,7 @@ package redact
 import "regexp"
 
 // The detection rules below are taken from gitleaks (github.com/zricethezav/gitleaks/v8,
-// config/gitleaks.toml at v8.30.1), Copyright (c) 2019 Zachary Rice, MIT License: the
+// config/gitleaks.toml at v8.30.1), Copyright (c) 2019 Zachary Rice, MIT License (see NOTICE): the
 // regular expressions, secret groups, entropy thresholds and rule ids are gitleaks' data,
 // used unchanged except where a comment says otherwise. dsh does not import gitleaks: the
 // module would bring a command-line application's dependencies (viper, cobra, archive
