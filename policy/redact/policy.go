@@ -23,6 +23,11 @@
 // hooks decided on — the spill policy's preview, a denial's reason, a blocking policy's
 // feedback — and every additional context.
 //
+// Contexts a tool body defers (tool.Call.DeferContext) are added by the pipeline after every
+// wrapper, and a post-execute decision can only append contexts, so those are not cleaned:
+// dsh's own tools defer only the results of Code Mode sub-calls, which were cleaned as
+// results of their own.
+//
 // The exact bytes stay available: the spill policy saves what the tool rendered from its
 // own, uncleaned value (Policy.Original hands it over), so a spilled result's file holds
 // the secrets and bytes the model was spared, for the person who needs them.
@@ -224,12 +229,13 @@ func (p *Policy) wrap(ctx context.Context, exec *tool.Execution, next func(conte
 	var rep Report
 	if !res.IsError {
 		v, changed := p.value(res.Value, &rep)
-		if !changed {
+		contexts := p.messages(res.AdditionalContexts, &rep)
+		if !changed && sameMessages(contexts, res.AdditionalContexts) {
 			return res, nil
 		}
 		original := plainText(res.Content)
 		p.note(exec, rep, &original)
-		return &tool.Result{Value: v, AdditionalContexts: p.messages(res.AdditionalContexts, &rep)}, nil
+		return &tool.Result{Value: v, AdditionalContexts: contexts}, nil
 	}
 	out := res.Clone()
 	out.Content = p.blocks(res.Content, &rep)
@@ -366,16 +372,28 @@ func sameBlocks(a, b []content.Block) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
+// messages returns the messages with their blocks cleaned: ms itself when nothing changed.
 func (p *Policy) messages(ms []content.Message, rep *Report) []content.Message {
-	if len(ms) == 0 {
+	var out []content.Message
+	for i, m := range ms {
+		blocks := p.blocks(m.Content, rep)
+		if !sameBlocks(blocks, m.Content) && out == nil {
+			out = make([]content.Message, len(ms))
+			copy(out, ms[:i])
+		}
+		if out != nil {
+			out[i] = m
+			out[i].Content = blocks
+		}
+	}
+	if out == nil {
 		return ms
 	}
-	out := make([]content.Message, len(ms))
-	for i, m := range ms {
-		out[i] = m
-		out[i].Content = p.blocks(m.Content, rep)
-	}
 	return out
+}
+
+func sameMessages(a, b []content.Message) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // plainText is the concatenated text of the text blocks.

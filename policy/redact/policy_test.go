@@ -220,3 +220,25 @@ func FuzzText(f *testing.F) {
 		}
 	})
 }
+
+// TestPolicyCleansHookContexts: a context another post-execute hook adds is cleaned too.
+func TestPolicyCleansHookContexts(t *testing.T) {
+	reg, err := tool.NewRegistry(tool.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo := tool.Must(tool.New("echo", "Echoes text.", func(_ context.Context, _ *tool.Call, in echoIn) (string, error) { return in.Text, nil }))
+	if _, err := reg.Register(echo); err != nil {
+		t.Fatal(err)
+	}
+	reg.OnPostExecute(func(ctx context.Context, exec *tool.Execution, res *tool.Result, next func() (tool.PostDecision, error)) (tool.PostDecision, error) {
+		return tool.Accept(content.Message{Role: content.RoleUser, Content: content.Texts("note: \x1b[1mAKIAIOSFODNN7EXAMPLE")}), nil
+	})
+	if _, err := redact.Install(reg.Global(), redact.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	res := call(reg, echoIn{Text: "hi"})
+	if len(res.AdditionalContexts) != 1 || res.AdditionalContexts[0].Content[0].Text != "note: [REDACTED:aws-access-token]" {
+		t.Errorf("contexts %+v", res.AdditionalContexts)
+	}
+}
