@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -294,5 +295,31 @@ func TestCodeModeRedacts(t *testing.T) {
 	noLeaks(t, "run_code result", r.stdout)
 	if res.Value.Result != "token=[REDACTED:github-pat]" || strings.Join(res.Value.Logs, "|") != "[REDACTED:aws-access-token]" {
 		t.Errorf("run_code value %+v", res.Value)
+	}
+}
+
+// TestModelRequestIsRedacted runs a turn against a local OpenAI-compatible server: the tool
+// message the model is sent after a leaky command holds the markers and clean text.
+func TestModelRequestIsRedacted(t *testing.T) {
+	s := newSandbox(t)
+	s.write("leaky.sh", leakyScript)
+	srv := newChatServer(t,
+		toolReply("", "call_1", "bash", bashArgs(t, leakyCommand)),
+		textReply("done"),
+	)
+	s.dsh("run", "--base-url", srv.srv.URL, "print the things").want(t, 0)
+	reqs := srv.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests", len(reqs))
+	}
+	raw, err := json.Marshal(reqs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	noLeaks(t, "the model request", string(raw))
+	msgs, _ := reqs[1]["messages"].([]any)
+	last, _ := msgs[len(msgs)-1].(map[string]any)
+	if last["role"] != "tool" || fmt.Sprint(last["content"]) != wantClean {
+		t.Errorf("tool message %v", last)
 	}
 }
