@@ -37,6 +37,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -145,6 +146,10 @@ type record struct {
 	original    string // the content the tool rendered from its own value
 	hasOriginal bool
 	rep         Report
+	// approved is the value the wrapper let through (clean): a content text equal to one
+	// of its strings needs no second look.
+	approved    any
+	hasApproved bool
 }
 
 // New returns the policy for cfg.
@@ -230,6 +235,7 @@ func (p *Policy) wrap(ctx context.Context, exec *tool.Execution, next func(conte
 	if !res.IsError {
 		v, changed := p.value(res.Value, &rep)
 		contexts := p.messages(res.AdditionalContexts, &rep)
+		p.approve(exec, v)
 		if !changed && sameMessages(contexts, res.AdditionalContexts) {
 			return res, nil
 		}
@@ -270,7 +276,7 @@ func (p *Policy) post(ctx context.Context, exec *tool.Execution, res *tool.Resul
 	case d.ReplaceContent:
 		d.Content = p.blocks(d.Content, &rep)
 	default:
-		if blocks := p.blocks(res.Content, &rep); rep.Changed() {
+		if blocks := p.blocksExcept(res.Content, p.approvedTexts(exec), &rep); rep.Changed() {
 			d.ReplaceContent, d.Content = true, blocks
 		}
 	}
@@ -341,16 +347,70 @@ func (p *Policy) value(v any, rep *Report) (any, bool) {
 	return v, false
 }
 
+// approve remembers the clean value the wrapper let through for the call.
+func (p *Policy) approve(exec *tool.Execution, v any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.calls[exec.Token()]
+	if r == nil {
+		r = &record{}
+		p.calls[exec.Token()] = r
+	}
+	r.approved, r.hasApproved = v, true
+}
+
+// minKnown is the length from which a content text is compared with the approved value's
+// strings before it is scanned: shorter texts cost less to scan than to look up.
+const minKnown = 256
+
+// approvedTexts returns the long strings of the value the wrapper approved for the call.
+func (p *Policy) approvedTexts(exec *tool.Execution) []string {
+	p.mu.Lock()
+	r := p.calls[exec.Token()]
+	var v any
+	if r != nil && r.hasApproved {
+		v = r.approved
+	}
+	p.mu.Unlock()
+	var out []string
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			if len(x) >= minKnown {
+				out = append(out, x)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case *jsonv.Object:
+			for _, m := range x.Members() {
+				walk(m.Value)
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
 // blocks returns the blocks with their texts cleaned (nested tool-result blocks too).
 func (p *Policy) blocks(bs []content.Block, rep *Report) []content.Block {
+	return p.blocksExcept(bs, nil, rep)
+}
+
+// blocksExcept is blocks, taking texts equal to one of known as clean.
+func (p *Policy) blocksExcept(bs []content.Block, known []string, rep *Report) []content.Block {
 	var out []content.Block
 	for i, b := range bs {
 		nb := b
 		switch b.Type {
 		case content.TypeText:
-			nb.Text = p.text(b.Text, rep)
+			if len(b.Text) < minKnown || !slices.Contains(known, b.Text) {
+				nb.Text = p.text(b.Text, rep)
+			}
 		case content.TypeToolResult:
-			nb.Content = p.blocks(b.Content, rep)
+			nb.Content = p.blocksExcept(b.Content, known, rep)
 		}
 		if nb.Text != b.Text || (b.Type == content.TypeToolResult && !sameBlocks(nb.Content, b.Content)) {
 			if out == nil {

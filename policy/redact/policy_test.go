@@ -182,15 +182,17 @@ func BenchmarkPolicy(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	echo := tool.Must(tool.New("echo", "Echoes text.", func(_ context.Context, _ *tool.Call, in echoIn) (string, error) { return in.Text, nil }))
-	if _, err := reg.Register(echo); err != nil {
+	// A tool that returns 10 KB of ordinary output, called with no arguments: what is
+	// measured is the result's way through the pipeline.
+	out := tool.Must(tool.New("out", "Prints output.", func(_ context.Context, _ *tool.Call, _ struct{}) (string, error) { return ordinary, nil }))
+	if _, err := reg.Register(out); err != nil {
 		b.Fatal(err)
 	}
-	args, _ := jsonv.FromGo(echoIn{Text: ordinary})
+	args := &jsonv.Object{}
 	run := func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			reg.Execute(context.Background(), tool.Input{CallID: "c1", Name: "echo", Args: args})
+			reg.Execute(context.Background(), tool.Input{CallID: "c1", Name: "out", Args: args})
 		}
 	}
 	b.Run("without", run)
@@ -240,5 +242,29 @@ func TestPolicyCleansHookContexts(t *testing.T) {
 	res := call(reg, echoIn{Text: "hi"})
 	if len(res.AdditionalContexts) != 1 || res.AdditionalContexts[0].Content[0].Text != "note: [REDACTED:aws-access-token]" {
 		t.Errorf("contexts %+v", res.AdditionalContexts)
+	}
+}
+
+// TestPolicyRenderedExtras: a content text the tool renders beyond its (clean) value is
+// still cleaned — only texts equal to a string of the approved value skip the second scan.
+func TestPolicyRenderedExtras(t *testing.T) {
+	reg, err := tool.NewRegistry(tool.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("clean line\n", 40)
+	out := tool.Must(tool.New("out", "Prints output.", func(_ context.Context, _ *tool.Call, _ struct{}) (string, error) { return long, nil },
+		tool.Render(func(_ struct{}, v string) ([]content.Block, error) {
+			return []content.Block{{Type: content.TypeText, Text: v}, {Type: content.TypeText, Text: "\x1b[31m AKIAIOSFODNN7EXAMPLE " + v}}, nil
+		})))
+	if _, err := reg.Register(out); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := redact.Install(reg.Global(), redact.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	res := reg.Execute(context.Background(), tool.Input{CallID: "c1", Name: "out", Args: &jsonv.Object{}})
+	if len(res.Content) != 2 || res.Content[0].Text != long || res.Content[1].Text != " [REDACTED:aws-access-token] "+long {
+		t.Errorf("content %+v", res.Content)
 	}
 }
