@@ -76,6 +76,7 @@ func TestCallRedactsAndCleans(t *testing.T) {
 
 func TestCallBinaryOutput(t *testing.T) {
 	s := newSandbox(t)
+	s.env["DSH_SPILL_DIR"] = t.TempDir()
 	ls, err := os.ReadFile("/bin/ls")
 	if err != nil {
 		t.Fatal(err)
@@ -321,5 +322,41 @@ func TestModelRequestIsRedacted(t *testing.T) {
 	last, _ := msgs[len(msgs)-1].(map[string]any)
 	if last["role"] != "tool" || fmt.Sprint(last["content"]) != wantClean {
 		t.Errorf("tool message %v", last)
+	}
+}
+
+// TestSpillFileKeepsExactText: a result too large to show inline is spilled by the spill
+// policy with the exact text the tool produced (secret and escapes included), while the
+// preview the model reads is redacted and clean.
+func TestSpillFileKeepsExactText(t *testing.T) {
+	s := newSandbox(t)
+	s.env["DSH_SPILL_DIR"] = t.TempDir()
+	s.write("big.sh", `printf '\033[1mAKIAIOSFODNN7EXAMPLE\033[0m\n'; for i in $(seq 1 2700); do echo "line $i of output"; done; echo AKIAIOSFODNN7EXAMPLE`)
+	r := s.dsh("call", "--json", "bash", bashArgs(t, "bash big.sh")).want(t, 0)
+	var res struct {
+		Content []struct{ Text string } `json:"content"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatalf("%v: %.300s", err, r.stdout)
+	}
+	noLeaks(t, "dsh call --json", r.stdout)
+	if len(res.Content) != 1 {
+		t.Fatalf("content %.300q", r.stdout)
+	}
+	text := res.Content[0].Text
+	_, path, ok := strings.Cut(text, "Full formatted result stored at: ")
+	if !ok {
+		t.Fatalf("no spill notice in %.300q", text)
+	}
+	path, _, _ = strings.Cut(path, ". ")
+	if !strings.HasPrefix(text, "[REDACTED:aws-access-token]\nline 1 of output") {
+		t.Errorf("preview starts %.80q", text)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(b), "\x1b[1mAKIAIOSFODNN7EXAMPLE\x1b[0m\nline 1 of output") || !strings.HasSuffix(string(b), "line 2700 of output\nAKIAIOSFODNN7EXAMPLE\n") {
+		t.Errorf("spill file %s holds %.60q … %.60q", path, b, b[max(0, len(b)-60):])
 	}
 }
