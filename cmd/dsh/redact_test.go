@@ -184,6 +184,9 @@ func TestRunLogIsRedacted(t *testing.T) {
 			results++
 		case redactEventType:
 			mustContain(t, "redact/applied", string(raw), `"callId":"c1"`, `"aws-access-token":1`, `"github-pat":1`, `"private-key":1`)
+			if results != 0 {
+				t.Errorf("the %s event follows the tool/result", redactEventType)
+			}
 			applied++
 		}
 	}
