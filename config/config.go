@@ -20,9 +20,9 @@
 // keys that would redirect the API key (baseUrl, apiKeyEnv), loosen permissions
 // (permissions.allow), start processes (mcp.servers), turn the shell sandbox off
 // (shell.sandbox), turn redaction off (redact.enabled) or choose where dsh writes
-// (sessions.root, spill.dir): setting one there
-// is an error naming the file and line. It may tighten policy (permissions.ask,
-// permissions.deny) and tune the agent (model, mode, limits, reminder, toolOrder).
+// (sessions.root, spill.dir): setting one there is an error naming the file and line. It
+// may tighten policy (permissions.ask, permissions.deny) and tune the agent (model, mode,
+// limits, reminder, toolOrder).
 //
 // # Files
 //
