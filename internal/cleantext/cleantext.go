@@ -285,14 +285,17 @@ func skipIntroduced(s string, i, kind int) int {
 		}
 		return i
 	}
-	// A control string ends at BEL, ST (ESC \ or U+009C), or — unterminated — at the end
-	// of its line, so a stray introducer cannot hide the rest of the output.
+	// A control string ends at BEL, ST (ESC \ or U+009C), the ESC of another sequence, or —
+	// unterminated — at the end of its line, so a stray introducer cannot hide the rest of
+	// the output.
 	for i < len(s) {
 		switch {
 		case s[i] == 0x07:
 			return i + 1
 		case s[i] == 0x1b && i+1 < len(s) && s[i+1] == '\\':
 			return i + 2
+		case s[i] == 0x1b:
+			return i // another escape sequence begins: this one ends here
 		case s[i] == 0xc2 && i+1 < len(s) && s[i+1] == 0x9c:
 			return i + 2
 		case s[i] == '\n':

@@ -23,6 +23,8 @@ func TestClean(t *testing.T) {
 		{"osc title bel", "\x1b]0;pwned\x07after", "after", cleantext.Report{Escapes: 1}},
 		{"osc hyperlink st", "\x1b]8;;https://e.x\x1b\\link\x1b]8;;\x1b\\", "link", cleantext.Report{Escapes: 2}},
 		{"unterminated osc stops at line end", "\x1b]0;title\nnext", "\nnext", cleantext.Report{Escapes: 1}},
+		{"osc ended by another escape", "\x1b]0;title\x1b[1mbold", "bold", cleantext.Report{Escapes: 2}},
+		{"dcs", "\x1bP+q544e\x1b\\after", "after", cleantext.Report{Escapes: 1}},
 		{"charset select", "\x1b(Bok", "ok", cleantext.Report{Escapes: 1}},
 		{"lone esc", "a\x1b", "a", cleantext.Report{Escapes: 1}},
 		{"c1 csi", "a\u009b31mb", "ab", cleantext.Report{Escapes: 1}},
