@@ -276,8 +276,12 @@ func (r *Redactor) once(s string) (string, Counts) {
 //
 // Each probe byte is searched with strings.IndexByte, which the runtime vectorizes, so text
 // without the byte costs a fraction of a byte-by-byte loop; the probe bytes are chosen to be
-// rare in ordinary output (see probeBytes), which keeps the restarts at hits few.
+// rare in ordinary output (see probeBytes), which keeps the restarts at hits few. A hit
+// that completes an anchor marks the anchor's rule; each marked rule's expression then runs
+// once, from its first anchor to the end of the text, however many anchors it has — so the
+// work is bounded by the number of rules, not of anchors.
 func (r *Redactor) find(s string, spans []span) []span {
+	var first []int // per rule: the position of its first anchor, -1 for none
 	for pi := range r.probes {
 		p := &r.probes[pi]
 		for i := 0; ; {
@@ -287,19 +291,21 @@ func (r *Redactor) find(s string, spans []span) []span {
 			}
 			at := i + k
 			i = at + 1
-			var before, after []anchorRef
 			if at > 0 {
-				before = p.before[s[at-1]]
+				if before := p.before[s[at-1]]; len(before) > 0 {
+					first = mark(s, at, before, first)
+				}
 			}
 			if at+1 < len(s) {
-				after = p.after[s[at+1]]
+				if after := p.after[s[at+1]]; len(after) > 0 {
+					first = mark(s, at, after, first)
+				}
 			}
-			if len(before) > 0 {
-				spans = r.check(s, at, before, spans)
-			}
-			if len(after) > 0 {
-				spans = r.check(s, at, after, spans)
-			}
+		}
+	}
+	for ri, start := range first {
+		if start >= 0 {
+			spans = matchFrom(s, start, ri, spans)
 		}
 	}
 	for _, e := range r.env {
@@ -321,8 +327,9 @@ func (r *Redactor) find(s string, spans []span) []span {
 	return spans
 }
 
-// check runs the rules of the anchors that are at the probe hit at.
-func (r *Redactor) check(s string, at int, anchors []anchorRef, spans []span) []span {
+// mark records, for each of the anchors that is really at the probe hit at, the anchor's
+// position as its rule's first when it is the earliest so far.
+func mark(s string, at int, anchors []anchorRef, first []int) []int {
 	for _, a := range anchors {
 		start := at - a.offset
 		end := start + len(a.text)
@@ -333,31 +340,41 @@ func (r *Redactor) check(s string, at int, anchors []anchorRef, spans []span) []
 		if ru.word && start > 0 && isWord(s[start-1]) {
 			continue
 		}
-		spans = r.match(s, start, a.rule, spans)
+		if first == nil {
+			first = make([]int, len(rules))
+			for i := range first {
+				first[i] = -1
+			}
+		}
+		if first[a.rule] < 0 || start < first[a.rule] {
+			first[a.rule] = start
+		}
 	}
-	return spans
+	return first
 }
 
-// match runs rule ri around the anchor at start and appends what it finds.
-func (r *Redactor) match(s string, start, ri int, spans []span) []span {
+// matchFrom runs rule ri from just before its first anchor, at start, to the end of s and
+// appends what it finds.
+func matchFrom(s string, start, ri int, spans []span) []span {
 	ru := &rules[ri]
-	lo := max(0, start-ru.back-1) // one byte more, for the expression's \b
-	window := ru.window
-	if window == 0 {
-		window = maxMatch
-	}
-	hi := min(len(s), start+window)
-	w := s[lo:hi]
+	lo := max(0, start-ru.back-1) // one byte more, so a leading \b sees its context
+	w := s[lo:]
 	for _, m := range ru.re.FindAllStringSubmatchIndex(w, -1) {
 		gs, ge := m[2*ru.group], m[2*ru.group+1]
-		if gs < 0 || lo+m[0] > start || lo+m[1] <= start {
-			continue // not the match of this anchor (another anchor finds it)
+		if gs < 0 {
+			continue
+		}
+		if m[0] == 0 && lo > 0 && isWord(s[lo-1]) && strings.HasPrefix(ru.re.String(), `\b`) {
+			continue // the \b at the start of w is not one in s
 		}
 		if ru.lines && lo+ge < len(s) && s[lo+ge] != '\n' && s[lo+ge] != '\r' {
 			// the last line matched only in part: keep it
 			if k := strings.LastIndexByte(w[gs:ge], '\n'); k >= 0 {
 				ge = gs + k
 			}
+		}
+		if ru.lines {
+			ge = gs + len(strings.TrimRight(w[gs:ge], "\r\n")) // the line ends are not the key's
 		}
 		if ru.entropy > 0 && entropy(w[gs:ge]) < ru.entropy {
 			continue

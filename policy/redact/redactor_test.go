@@ -191,3 +191,17 @@ func BenchmarkRedactor(b *testing.B) {
 		}
 	})
 }
+
+// TestManySecrets: every one of many secrets of one kind is redacted (each rule's
+// expression runs once over the text, from its first anchor on).
+func TestManySecrets(t *testing.T) {
+	r := redact.NewRedactor(nil)
+	in := strings.Repeat("x AKIAIOSFODNN7EXAMPLE -----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAvRkbm6Dd9xAq\n", 1000)
+	out, counts := r.String(in)
+	if counts["aws-access-token"] != 1000 || counts["private-key"] != 1000 {
+		t.Errorf("counts %v", counts)
+	}
+	if want := strings.Repeat("x [REDACTED:aws-access-token] [REDACTED:private-key]\n", 1000); out != want {
+		t.Errorf("out %.200q", out)
+	}
+}

@@ -23,8 +23,6 @@ type rule struct {
 	anchors []string // case-sensitive literals, one of which is in every match
 	// back is how far before an anchor a match may start.
 	back int
-	// window is how far past an anchor a match may end (maxMatch when 0).
-	window int
 	// word says the match starts at the anchor and needs a non-word character (or the
 	// start of the text) before it, as the expression's leading \b does.
 	word bool
@@ -32,13 +30,6 @@ type rule struct {
 	// expression's last repetition may stop inside a line, and that part is given back.
 	lines bool
 }
-
-// maxMatch bounds how far past an anchor a rule's expression is run. Only private-key blocks
-// are longer; they have their own window.
-const maxMatch = 512
-
-// pemWindow bounds how far past its header a private key block is looked for.
-const pemWindow = 64 << 10
 
 var rules = []rule{
 	{kind: "aws-access-token", re: regexp.MustCompile(`\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b`), group: 1, entropy: 3,
@@ -50,7 +41,7 @@ var rules = []rule{
 	{kind: "github-oauth", re: regexp.MustCompile(`gho_[0-9a-zA-Z]{36}`), entropy: 3, anchors: []string{"gho_"}},
 	{kind: "github-app-token", re: regexp.MustCompile(`(?:ghu|ghs)_[0-9a-zA-Z]{36}`), entropy: 3, anchors: []string{"ghu_", "ghs_"}},
 	{kind: "github-refresh-token", re: regexp.MustCompile(`ghr_[0-9a-zA-Z]{36}`), entropy: 3, anchors: []string{"ghr_"}},
-	{kind: "gitlab-pat-routable", re: regexp.MustCompile(`\bglpat-[0-9a-zA-Z_-]{27,300}\.[0-9a-z]{2}[0-9a-z]{7}\b`), entropy: 4, anchors: []string{"glpat-"}, word: true, window: 320},
+	{kind: "gitlab-pat-routable", re: regexp.MustCompile(`\bglpat-[0-9a-zA-Z_-]{27,300}\.[0-9a-z]{2}[0-9a-z]{7}\b`), entropy: 4, anchors: []string{"glpat-"}, word: true},
 	{kind: "gitlab-pat", re: regexp.MustCompile(`glpat-[\w-]{20}`), entropy: 3, anchors: []string{"glpat-"}},
 	{kind: "gitlab-deploy-token", re: regexp.MustCompile(`gldt-[0-9a-zA-Z_\-]{20}`), entropy: 3, anchors: []string{"gldt-"}},
 	{kind: "gitlab-runner-authentication-token", re: regexp.MustCompile(`glrt-[0-9a-zA-Z_\-]{20}`), entropy: 3, anchors: []string{"glrt-"}},
@@ -80,10 +71,12 @@ var rules = []rule{
 	{kind: "deepseek-api-key", re: regexp.MustCompile(`\b(sk-[0-9a-f]{32})(?:[^0-9A-Za-z_-]|$)`), group: 1, entropy: 3, anchors: []string{"sk-"}, word: true},
 	{kind: "jwt", re: regexp.MustCompile(`\b(ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9\/\\_-]{17,}\.(?:[a-zA-Z0-9\/\\_-]{10,}={0,2})?)(?:[\x60'"\s;]|\\[nr]|$)`), group: 1, entropy: 3,
 		// gitleaks' keyword is "ey"; every JSON Web Token starts with the base64 of `{"`.
-		anchors: []string{"eyJ"}, word: true, window: 16 << 10},
-	// gitleaks' private-key rule needs the whole block, END line included. dsh extends it:
-	// a key cut short (head -3 id_rsa, an output limit) is redacted from its header through
-	// the base64 lines that follow, and a header alone is redacted too.
-	{kind: "private-key", re: regexp.MustCompile(`(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S-]{64,}?KEY(?: BLOCK)?-----`), anchors: []string{"-----BEGIN"}, window: pemWindow},
-	{kind: "private-key", re: regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[ \t]*\r?\n(?:[A-Za-z-]+: [^\r\n]*|[A-Za-z0-9+/=]{16,}|))*`), anchors: []string{"-----BEGIN"}, window: pemWindow, lines: true},
+		anchors: []string{"eyJ"}, word: true},
+	// gitleaks' private-key rule needs the whole block; dsh asks for its END line by name
+	// ("-----END … KEY-----" where gitleaks has "KEY-----"), so a header whose block was cut
+	// short does not reach on to the next key's header. dsh also redacts a key cut short
+	// (head -3 id_rsa, an output limit) from its header through the base64 lines that
+	// follow, and a header alone.
+	{kind: "private-key", re: regexp.MustCompile(`(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S-]{64,}?-----END[ A-Z0-9_-]{0,100}KEY(?: BLOCK)?-----`), anchors: []string{"-----BEGIN"}},
+	{kind: "private-key", re: regexp.MustCompile(`-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:[ \t]*\r?\n(?:[A-Za-z-]+: [^\r\n]*|[A-Za-z0-9+/=]{16,}|))*`), anchors: []string{"-----BEGIN"}, lines: true},
 }
