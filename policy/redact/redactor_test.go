@@ -190,6 +190,15 @@ func BenchmarkRedactor(b *testing.B) {
 			r.String(withSecret)
 		}
 	})
+	// the worst kind of input: anchors everywhere
+	headers := strings.Repeat("-----BEGIN RSA PRIVATE KEY-----\n", 2000)
+	b.Run("pemHeaders64KB", func(b *testing.B) {
+		b.SetBytes(int64(len(headers)))
+		b.ReportAllocs()
+		for b.Loop() {
+			r.String(headers)
+		}
+	})
 }
 
 // TestManySecrets: every one of many secrets of one kind is redacted (each rule's
