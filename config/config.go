@@ -33,7 +33,8 @@
 //   - shell.sandbox may be made stricter (bwrap over none), never weaker;
 //   - baseUrl and apiKeyEnv (they would redirect the API key), mcp.servers (it starts
 //     processes), permissions.openProtected (it would open .git or the policy itself to
-//     writes), sessions.root and spill.dir (they choose where dsh writes) are refused;
+//     writes), redact.enabled (it would show secrets to the model), sessions.root and
+//     spill.dir (they choose where dsh writes) are refused;
 //   - everything else tunes the agent and replaces the user's value as any later layer does:
 //     model, mode, codeRuntime, toolOrder, sessions.compression, the reminder.* keys and
 //     spill.maxInlineBytes.
@@ -56,6 +57,7 @@
 //	limits: {maxArgBytes: 1048576}       # the largest argument object of one tool call
 //	reminder: {thresholds: [3, 5, 8], include: [], exclude: [], argumentsPreviewChars: 500}
 //	spill: {maxInlineBytes: 50000, dir: ""}
+//	redact: {enabled: true}              # secrets and control bytes kept from the model (user-only)
 //	shell: {sandbox: none}               # none | bwrap
 //	mcp: {servers: {NAME: {command, args, env, cwd, url, headers, …}}}   # see package mcp
 //
@@ -82,6 +84,7 @@ import (
 	"github.com/dsh-go/dsh/agent"
 	"github.com/dsh-go/dsh/llm/openai"
 	"github.com/dsh-go/dsh/mcp"
+	"github.com/dsh-go/dsh/policy/redact"
 	"github.com/dsh-go/dsh/policy/reminder"
 	"github.com/dsh-go/dsh/policy/rules"
 	"github.com/dsh-go/dsh/policy/spill"
@@ -120,6 +123,8 @@ type Config struct {
 	Reminder reminder.Config
 	// Spill configures the spill policy (keys "spill.*").
 	Spill spill.Config
+	// Redact configures the redaction policy (key "redact.enabled").
+	Redact redact.Config
 	// Shell configures the shell tools (keys "shell.*").
 	Shell Shell
 	// OpenProtected lists protected paths (the workspace's .git and .dsh, the dsh home) the
@@ -300,12 +305,13 @@ var fields = []field{
 	{"reminder.argumentsPreviewChars", kindPolicy, ""},
 	{"spill.maxInlineBytes", kindPolicy, "DSH_SPILL_MAX_INLINE_BYTES"},
 	{"spill.dir", kindPath, "DSH_SPILL_DIR"},
+	{"redact.enabled", kindPolicy, "DSH_REDACT_ENABLED"},
 	{"shell.sandbox", kindString, "DSH_SHELL_SANDBOX"},
 	{"limits.maxArgBytes", kindInt, "DSH_MAX_ARG_BYTES"},
 }
 
 // sections are the keys whose values are mappings of further keys.
-var sections = []string{"sessions", "permissions", "reminder", "spill", "shell", "mcp", "limits"}
+var sections = []string{"sessions", "permissions", "reminder", "spill", "redact", "shell", "mcp", "limits"}
 
 // serversKey is the mapping of MCP server declarations by name.
 const serversKey = "mcp.servers"
@@ -519,6 +525,8 @@ func userOnly(key string) string {
 		return "a cloned repository could choose where your session logs are written"
 	case "spill.dir":
 		return "a cloned repository could choose where spilled results are written"
+	case "redact.enabled":
+		return "a cloned repository could turn off the redaction of secrets from what the model reads"
 	}
 	return ""
 }
@@ -974,6 +982,14 @@ func (l *layers) applyPolicies(c *Config) error {
 			c.Reminder = r
 			return nil
 		}},
+		{"redact", func(m *yaml.Node) error {
+			r := c.Redact
+			if err := m.Decode(&r); err != nil {
+				return err
+			}
+			c.Redact.Enabled = r.Enabled
+			return nil
+		}},
 		{"spill", func(m *yaml.Node) error {
 			s := spill.Config{MaxInlineBytes: c.Spill.MaxInlineBytes}
 			if err := m.Decode(&s); err != nil {
@@ -1163,6 +1179,7 @@ func (c *Config) Entries() []Entry {
 		"reminder.argumentsPreviewChars": strconv.Itoa(c.Reminder.ArgumentsPreviewChars),
 		"spill.maxInlineBytes":           strconv.Itoa(c.Spill.MaxInlineBytes),
 		"spill.dir":                      c.Spill.Dir,
+		"redact.enabled":                 strconv.FormatBool(c.Redact.On()),
 		"shell.sandbox":                  c.Shell.Sandbox,
 		"permissions.openProtected":      list(c.OpenProtected),
 		"limits.maxArgBytes":             strconv.Itoa(c.Limits.MaxArgBytes),

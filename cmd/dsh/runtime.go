@@ -19,8 +19,10 @@ import (
 	"github.com/dsh-go/dsh/coderuntime/quickjs"
 	"github.com/dsh-go/dsh/coderuntime/starlark"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/policy/approval"
+	"github.com/dsh-go/dsh/policy/redact"
 	"github.com/dsh-go/dsh/policy/reminder"
 	"github.com/dsh-go/dsh/policy/rules"
 	"github.com/dsh-go/dsh/policy/spill"
@@ -152,10 +154,18 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 		return nil, fmt.Errorf("repeat reminder: %w", err)
 	}
 	rt.reminder = rem
+	// Redaction keeps secrets and control bytes out of what the model reads and the log
+	// keeps. Its post-execute hook goes in front of the spill policy's (so it cleans the
+	// spill preview), and the spill file gets the exact text the tool produced.
+	red := redact.New(redactConfig(c.Redact, cfg.Log))
 	spillCfg := c.Spill
 	spillCfg.Dir = spillDir
+	spillCfg.Original = red.Original
 	if err := add(spill.Install(reg.Global(), spillCfg)); err != nil {
 		return nil, fmt.Errorf("spill policy: %w", err)
+	}
+	if err := add(red.Install(reg.Global())); err != nil {
+		return nil, fmt.Errorf("redaction policy: %w", err)
 	}
 	perms := c.Permissions
 	perms.Workspace = ws
@@ -306,3 +316,36 @@ func newCodeRuntime(name string) (coderuntime.Runtime, error) {
 		return nil, fmt.Errorf("unknown code runtime %q (want %q or %q)", name, config.CodeRuntimeQuickJS, config.CodeRuntimeStarlark)
 	}
 }
+
+// redactConfig completes the configured redaction policy: the values of dsh's own
+// environment variables named like secrets are redacted, and with a session log each
+// redaction is recorded there as an ignorable "redact/applied" event {callId, name,
+// secrets: {kind: count}, escapes, controls, overwrites, binary} — kinds and counts, never
+// the secrets.
+func redactConfig(c redact.Config, log session.Log) redact.Config {
+	c.Env = os.Environ()
+	if log != nil {
+		c.Report = func(_ context.Context, exec *tool.Execution, r redact.Report) {
+			secrets := &jsonv.Object{}
+			for _, k := range slices.Sorted(maps.Keys(r.Secrets)) {
+				secrets.Set(k, float64(r.Secrets[k]))
+			}
+			data := jsonv.NewObject(
+				jsonv.Member{Name: "callId", Value: exec.CallID()},
+				jsonv.Member{Name: "name", Value: exec.Name()},
+				jsonv.Member{Name: "secrets", Value: secrets},
+				jsonv.Member{Name: "escapes", Value: float64(r.Text.Escapes)},
+				jsonv.Member{Name: "controls", Value: float64(r.Text.Controls)},
+				jsonv.Member{Name: "overwrites", Value: float64(r.Text.Overwrites)},
+				jsonv.Member{Name: "binary", Value: r.Text.Binary},
+			)
+			// Best effort: the result is already clean, and a failed append surfaces at the
+			// tool/result that follows.
+			_, _ = log.Append(session.Event{Type: redactEventType, Ignorable: true, Data: data})
+		}
+	}
+	return c
+}
+
+// redactEventType is the session event recording what the redaction policy did to a result.
+const redactEventType = "redact/applied"

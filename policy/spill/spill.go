@@ -59,6 +59,10 @@ type Config struct {
 	Store Store `yaml:"-"`
 	// Logger receives the best-effort warnings; nil means slog.Default().
 	Logger *slog.Logger `yaml:"-"`
+	// Original, when set, returns the exact text a call's tool produced before another
+	// policy cleaned it (policy/redact's Policy.Original): a spilled result's file then
+	// holds those exact bytes while the inline preview shows the cleaned text.
+	Original func(exec *tool.Execution) (string, bool) `yaml:"-"`
 }
 
 // DefaultConfig returns the shipped configuration: a 50000-byte cap and the default store.
@@ -112,9 +116,10 @@ func jsNumber(f float64) string {
 
 // Policy is a configured spill policy. It is safe for concurrent use.
 type Policy struct {
-	max    int // 0: disabled
-	store  Store
-	logger *slog.Logger
+	max      int // 0: disabled
+	store    Store
+	logger   *slog.Logger
+	original func(*tool.Execution) (string, bool)
 }
 
 // New validates cfg and returns the policy.
@@ -122,7 +127,7 @@ func New(cfg Config) (*Policy, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Policy{max: cfg.MaxInlineBytes, store: cfg.Store, logger: cfg.Logger}
+	p := &Policy{max: cfg.MaxInlineBytes, store: cfg.Store, logger: cfg.Logger, original: cfg.Original}
 	if p.store == nil {
 		p.store = NewLocalStore(cfg.Dir)
 	}
@@ -171,7 +176,13 @@ func (p *Policy) PostExecute(ctx context.Context, exec *tool.Execution, res *too
 	if !ok || len(text) <= p.max {
 		return d, nil
 	}
-	replaced, ok := p.replacement(ctx, text, exec.Name(), exec.CallID(), "result")
+	exact := text
+	if p.original != nil {
+		if o, ok := p.original(exec); ok {
+			exact = o
+		}
+	}
+	replaced, ok := p.replacement(ctx, text, exact, exec.Name(), exec.CallID(), "result")
 	if !ok {
 		return d, nil
 	}
@@ -191,7 +202,7 @@ func (p *Policy) BoundDispatchLog(ctx context.Context, name, subCallID string, b
 	if !ok || len(text) <= p.max {
 		return blocks
 	}
-	replaced, ok := p.replacement(ctx, text, name, subCallID, "dispatch")
+	replaced, ok := p.replacement(ctx, text, text, name, subCallID, "dispatch")
 	if !ok {
 		return blocks
 	}
@@ -213,9 +224,10 @@ func plainText(blocks []content.Block) (string, bool) {
 	return b.String(), true
 }
 
-// replacement saves text and returns the bounded replacement, or false to keep the original.
-func (p *Policy) replacement(ctx context.Context, text, name, callID, label string) (string, bool) {
-	ref, err := p.store.SaveText(ctx, SaveRequest{ToolName: name, CallID: callID, Label: label, SuggestedName: name + ".txt", Text: text})
+// replacement saves exact (the tool's own text; text itself unless a policy cleaned it) and returns
+// the bounded preview of text, or false to keep the original.
+func (p *Policy) replacement(ctx context.Context, text, exact, name, callID, label string) (string, bool) {
+	ref, err := p.store.SaveText(ctx, SaveRequest{ToolName: name, CallID: callID, Label: label, SuggestedName: name + ".txt", Text: exact})
 	if err != nil {
 		p.logger.Warn(fmt.Sprintf("spill-policy: saveText failed for %s: %v; keeping the inline content", name, err))
 		return "", false

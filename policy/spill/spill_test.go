@@ -400,3 +400,36 @@ func TestYAML(t *testing.T) {
 		}
 	}
 }
+
+// TestOriginal: with Config.Original, the spill file holds the text the hook returns (what
+// the tool produced before another policy cleaned it) while the preview shows the content.
+func TestOriginal(t *testing.T) {
+	reg, err := tool.NewRegistry(tool.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.Register(contentTool("big", content.Texts(headTail))); err != nil {
+		t.Fatal(err)
+	}
+	store := &stubStore{}
+	var asked []string
+	original := func(exec *tool.Execution) (string, bool) {
+		asked = append(asked, exec.CallID())
+		return "EXACT " + headTail, exec.CallID() == "call-big"
+	}
+	if _, err := spill.Install(reg.Global(), spill.Config{MaxInlineBytes: 200, Store: store, Original: original}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"call-big", "other"} {
+		res := reg.Execute(context.Background(), tool.Input{CallID: id, Name: "big", Args: &jsonv.Object{}})
+		if got := text(res.Content); !strings.HasPrefix(got, "HEAD") || len(got) > 200 {
+			t.Errorf("%s: preview %q", id, got)
+		}
+	}
+	if len(store.saves) != 2 || store.saves[0].Text != "EXACT "+headTail || store.saves[1].Text != headTail {
+		t.Errorf("saved %d texts: %.20q / %.20q", len(store.saves), store.saves[0].Text, store.saves[1].Text)
+	}
+	if len(asked) != 2 {
+		t.Errorf("Original asked for %v", asked)
+	}
+}
