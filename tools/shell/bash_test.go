@@ -266,6 +266,7 @@ func TestWorkdirThroughSymlinkedRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer r.Close()
 	for _, dir := range []string{filepath.Join(link, "sub"), filepath.Join(real, "sub"), "sub"} {
 		if got, err := r.Workdir(dir); err != nil || got != filepath.Join(real, "sub") {
 			t.Errorf("Workdir(%s) = %q, %v", dir, got, err)
@@ -384,7 +385,10 @@ func TestNewRunnerErrors(t *testing.T) {
 		{Config{}, "shell: Config.Root (the workspace root) is required"},
 		{Config{Root: filepath.Join(root, "missing")}, "no such file or directory"},
 		{Config{Root: file}, "is not a directory"},
-		{Config{Root: root, Sandbox: "docker"}, `shell: unknown sandbox "docker" (supported: "bwrap")`},
+		{Config{Root: root, Sandbox: "docker"}, `shell: unknown sandbox "docker" (supported: "auto", "bwrap", "none")`},
+		{Config{Root: root, Sandbox: SandboxBwrap, Bwrap: "bwrap"}, `shell: Config.Bwrap must be an absolute path, got "bwrap"`},
+		{Config{Root: root, Sandbox: SandboxBwrap, Bwrap: "/nonexistent/bwrap"}, `needs bubblewrap, which is not installed at /nonexistent/bwrap`},
+		{Config{Root: root, ReadOnlyPaths: []string{".git"}}, `shell: read-only path ".git" is not absolute`},
 		{Config{Root: root, Shell: "/nonexistent/zsh"}, `shell: shell "/nonexistent/zsh"`},
 		{Config{Root: root, Timeout: -1}, "shell: Timeout must be positive"},
 	}

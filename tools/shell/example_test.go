@@ -53,6 +53,7 @@ func ExampleRunner_Run() {
 	if err != nil {
 		panic(err)
 	}
+	defer r.Close()
 	res, err := r.Run(context.Background(), shell.Request{Command: "sleep 5", Timeout: 50 * time.Millisecond})
 	if err != nil {
 		panic(err)
