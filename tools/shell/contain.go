@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -193,6 +195,15 @@ func (f *family) members() (live []int, zombies []int, ok bool) {
 			zombies = append(zombies, e.pid)
 		}
 	}
+	if f.cg != nil {
+		// A zombie is no longer listed in cgroup.procs but still names its cgroup: one
+		// that left the group and exited before any scan is found that way.
+		for _, e := range entries {
+			if !e.live() && e.ppid == self && e.pid != f.leader && !slices.Contains(zombies, e.pid) && f.cg.named(e.pid) {
+				zombies = append(zombies, e.pid)
+			}
+		}
+	}
 	return live, zombies, true
 }
 
@@ -264,6 +275,7 @@ type limits struct {
 // cgroups is the runner's own cgroup v2 directory, under which each command gets one.
 type cgroups struct {
 	dir    string // absolute
+	rel    string // relative to the hierarchy's mount point, starting with "/"
 	pids   bool   // the pids controller is enabled for the commands' cgroups
 	memory bool   // the memory controller is enabled for the commands' cgroups
 	next   atomic.Int64
@@ -272,7 +284,22 @@ type cgroups struct {
 // cgroup is one command's cgroup.
 type cgroup struct {
 	dir string
-	fd  int // an open descriptor of dir, for CLONE_INTO_CGROUP
+	rel string // dir relative to the hierarchy's mount point, as /proc/PID/cgroup names it
+	fd  int    // an open descriptor of dir, for CLONE_INTO_CGROUP
+}
+
+// named reports whether /proc/PID/cgroup places pid in cg.
+func (cg *cgroup) named(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return false
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			return p == cg.rel
+		}
+	}
+	return false
 }
 
 // openCgroups creates the runner's cgroup under parent, a directory of a cgroup v2
@@ -286,7 +313,15 @@ func openCgroups(parent, name string) (*cgroups, error) {
 		}
 		parent = p
 	}
+	mount, err := cgroup2Mount()
+	if err != nil {
+		return nil, err
+	}
 	dir := filepath.Join(parent, name)
+	rel, err := filepath.Rel(mount, dir)
+	if err != nil || !inside(mount, dir) {
+		return nil, fmt.Errorf("cgroup directory %s is not in the cgroup v2 hierarchy mounted at %s", dir, mount)
+	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cgroup v2 directory %s is not writable: %w", parent, err)
 	}
@@ -294,7 +329,7 @@ func openCgroups(parent, name string) (*cgroups, error) {
 		os.Remove(dir)
 		return nil, fmt.Errorf("cgroup %s has no cgroup.kill (kernel older than 5.14?): %w", dir, err)
 	}
-	c := &cgroups{dir: dir}
+	c := &cgroups{dir: dir, rel: "/" + rel}
 	avail, _ := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
 	for _, ctl := range strings.Fields(string(avail)) {
 		if ctl != "pids" && ctl != "memory" {
@@ -379,7 +414,7 @@ func (c *cgroups) create(lim limits) (*cgroup, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create cgroup %s: %w", dir, err)
 	}
-	cg := &cgroup{dir: dir, fd: -1}
+	cg := &cgroup{dir: dir, rel: path.Join(c.rel, filepath.Base(dir)), fd: -1}
 	if c.pids && lim.procs > 0 {
 		if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(lim.procs)), 0); err != nil {
 			cg.remove()

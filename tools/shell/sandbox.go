@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/dsh-go/dsh/tool"
@@ -140,7 +141,19 @@ func (r *Runner) probeBwrap() error {
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err := cmd.Run()
+	if cmd.Process != nil {
+		// bwrap's own helper processes may be re-parented to this process (a subreaper)
+		// and exit after it: stop and reap them.
+		fam := &family{leader: cmd.Process.Pid, pgid: cmd.Process.Pid, marker: markerVar + "=" + r.id + "-probe"}
+		fam.signal(syscall.SIGKILL)
+		for deadline := time.Now().Add(5 * time.Second); fam.alive() && time.Now().Before(deadline); {
+			time.Sleep(pollInterval)
+		}
+		fam.reap()
+	}
+	if err != nil {
 		return fmt.Errorf("shell: sandbox %q is not usable on this host: %v: %s", SandboxBwrap, err, strings.TrimSpace(stderr.String()))
 	}
 	return nil
