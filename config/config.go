@@ -19,7 +19,7 @@
 // The project's file comes with whatever repository was cloned, so it is not trusted with
 // keys that would redirect the API key (baseUrl, apiKeyEnv), loosen permissions
 // (permissions.allow), start processes (mcp.servers), turn the shell sandbox off
-// (shell.sandbox) or choose where dsh writes (sessions.root, spill.dir): setting one there
+// (shell.sandbox), raise the shell's limits (shell.maxProcesses, shell.maxMemoryMiB) or choose where dsh writes (sessions.root, spill.dir): setting one there
 // is an error naming the file and line. It may tighten policy (permissions.ask,
 // permissions.deny) and tune the agent (model, mode, limits, reminder, toolOrder).
 //
@@ -39,7 +39,7 @@
 //	permissions: {allow: [...], ask: [...], deny: [...]}   # see policy/rules
 //	reminder: {thresholds: [3, 5, 8], include: [], exclude: [], argumentsPreviewChars: 500}
 //	spill: {maxInlineBytes: 50000, dir: ""}
-//	shell: {sandbox: none}               # none | bwrap
+//	shell: {sandbox: auto, maxProcesses: 4096, maxMemoryMiB: 8192}   # auto | bwrap | none
 //	mcp: {servers: {NAME: {command, args, env, cwd, url, headers, …}}}   # see package mcp
 //
 // Unknown keys are errors naming the file and line, as are values of the wrong type and
@@ -107,6 +107,9 @@ type Config struct {
 	Shell Shell
 	// MCP declares the MCP servers to mount (keys "mcp.servers.NAME").
 	MCP mcp.Config
+	// Home is dsh's home directory, which holds the user's config.yaml (not a key: it is
+	// $DSH_HOME or ~/.dsh).
+	Home string
 
 	sources map[string]Source
 }
@@ -121,12 +124,18 @@ type Sessions struct {
 
 // Shell configures the shell tools.
 type Shell struct {
-	// Sandbox is "none" or "bwrap" (key "shell.sandbox").
+	// Sandbox is "auto" (the default: bubblewrap where it works, else none), "bwrap" or
+	// "none" (key "shell.sandbox").
 	Sandbox string
+	// MaxProcesses bounds the processes of one command (key "shell.maxProcesses").
+	MaxProcesses int
+	// MaxMemoryMiB bounds the memory of one command, in MiB (key "shell.maxMemoryMiB").
+	MaxMemoryMiB int
 }
 
 // Sandbox values.
 const (
+	SandboxAuto  = "auto"
 	SandboxNone  = "none"
 	SandboxBwrap = "bwrap"
 )
@@ -239,6 +248,8 @@ var fields = []field{
 	{"spill.maxInlineBytes", kindPolicy, "DSH_SPILL_MAX_INLINE_BYTES"},
 	{"spill.dir", kindPath, "DSH_SPILL_DIR"},
 	{"shell.sandbox", kindString, "DSH_SHELL_SANDBOX"},
+	{"shell.maxProcesses", kindInt, "DSH_SHELL_MAX_PROCESSES"},
+	{"shell.maxMemoryMiB", kindInt, "DSH_SHELL_MAX_MEMORY_MIB"},
 }
 
 // sections are the keys whose values are mappings of further keys.
@@ -300,8 +311,9 @@ func Default(home string) *Config {
 		Permissions:          rules.Config{Allow: []string{}, Ask: []string{}, Deny: []string{}},
 		Reminder:             reminder.DefaultConfig(),
 		Spill:                spill.DefaultConfig(),
-		Shell:                Shell{Sandbox: SandboxNone},
+		Shell:                Shell{Sandbox: SandboxAuto, MaxProcesses: 4096, MaxMemoryMiB: 8192},
 		MCP:                  mcp.Config{Servers: map[string]mcp.ServerConfig{}},
+		Home:                 home,
 		sources:              map[string]Source{},
 	}
 }
@@ -419,6 +431,8 @@ func userOnly(key string) string {
 		return "a cloned repository could start any command as an MCP server"
 	case "shell.sandbox":
 		return "a cloned repository could turn the shell sandbox off"
+	case "shell.maxProcesses", "shell.maxMemoryMiB":
+		return "a cloned repository could raise the limits on the commands it asks to run"
 	case "sessions.root":
 		return "a cloned repository could choose where your session logs are written"
 	case "spill.dir":
@@ -616,9 +630,17 @@ func (c *Config) set(f field, v value, userHome string) error {
 		if err != nil {
 			return err
 		}
-		if f.key == "maxSteps" {
+		switch f.key {
+		case "maxSteps":
 			c.MaxSteps = n
-		} else {
+		case "shell.maxProcesses":
+			c.Shell.MaxProcesses = n
+		case "shell.maxMemoryMiB":
+			if n > 1<<30 {
+				return fmt.Errorf("shell.maxMemoryMiB must be at most %d, got %d", 1<<30, n)
+			}
+			c.Shell.MaxMemoryMiB = n
+		default:
 			c.MaxParallelToolCalls = n
 		}
 		return nil
@@ -679,8 +701,8 @@ func (c *Config) set(f field, v value, userHome string) error {
 	case "spill.dir":
 		c.Spill.Dir = s
 	case "shell.sandbox":
-		if s != SandboxNone && s != SandboxBwrap {
-			return fmt.Errorf(`shell.sandbox must be "none" or "bwrap", got %q`, s)
+		if s != SandboxAuto && s != SandboxNone && s != SandboxBwrap {
+			return fmt.Errorf(`shell.sandbox must be "auto", "bwrap" or "none", got %q`, s)
 		}
 		c.Shell.Sandbox = s
 	}
@@ -917,6 +939,8 @@ func (c *Config) Entries() []Entry {
 		"spill.maxInlineBytes":           strconv.Itoa(c.Spill.MaxInlineBytes),
 		"spill.dir":                      c.Spill.Dir,
 		"shell.sandbox":                  c.Shell.Sandbox,
+		"shell.maxProcesses":             strconv.Itoa(c.Shell.MaxProcesses),
+		"shell.maxMemoryMiB":             strconv.Itoa(c.Shell.MaxMemoryMiB),
 	}
 	var out []Entry
 	for _, f := range fields {
