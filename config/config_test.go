@@ -58,7 +58,8 @@ func TestDefaults(t *testing.T) {
 	if c.Model != "deepseek-chat" || c.BaseURL != "https://api.deepseek.com" || c.APIKeyEnv != "DEEPSEEK_API_KEY" ||
 		c.Mode != tool.ModeNative || c.MaxParallelToolCalls != 10 || c.MaxSteps != 50 || c.ToolOrder != nil ||
 		c.Sessions.Root != filepath.Join(opts.Home, "sessions") || c.Sessions.Compression != session.CompressionZstd ||
-		c.Shell.Sandbox != SandboxNone || c.Spill.MaxInlineBytes != 50000 || len(c.MCP.Servers) != 0 {
+		c.Shell.Sandbox != SandboxAuto || c.Shell.MaxProcesses != 4096 || c.Shell.MaxMemoryMiB != 8192 ||
+		c.Home != opts.Home || c.Spill.MaxInlineBytes != 50000 || len(c.MCP.Servers) != 0 {
 		t.Fatalf("defaults = %+v", c)
 	}
 	if !slices.Equal(c.Reminder.Thresholds, []int{3, 5, 8}) || c.Reminder.ArgumentsPreviewChars != 500 {
@@ -84,6 +85,8 @@ mcp:
   servers:
     files: {command: mcp-files, args: ["--root", "."]}
     web: {url: "https://example.com/mcp"}
+shell:
+  maxProcesses: 300
 `
 	project := `# project settings
 model: project-model
@@ -95,7 +98,7 @@ permissions:
 reminder:
   exclude: [todo_write]
 `
-	opts := setup(t, user, project, env{"DSH_MAX_STEPS": "7", "DSH_SHELL_SANDBOX": "bwrap", "DEEPSEEK_API_KEY": "sk-secret"},
+	opts := setup(t, user, project, env{"DSH_MAX_STEPS": "7", "DSH_SHELL_SANDBOX": "bwrap", "DSH_SHELL_MAX_MEMORY_MIB": "2048", "DEEPSEEK_API_KEY": "sk-secret"},
 		Setting{Key: "model", Value: "flag-model", Flag: "--model"},
 		Setting{Key: "permissions.ask", Values: []string{"bash"}, Flag: "--ask"})
 	c, err := Load(opts)
@@ -121,6 +124,8 @@ reminder:
 		{"reminder.exclude", `["todo_write"]`, projectFile + ":9"},
 		{"reminder.argumentsPreviewChars", "500", "default"},
 		{"shell.sandbox", "bwrap", "env DSH_SHELL_SANDBOX"},
+		{"shell.maxProcesses", "300", userFile + ":16"},
+		{"shell.maxMemoryMiB", "2048", "env DSH_SHELL_MAX_MEMORY_MIB"},
 		{"mcp.servers.files", "mcp-files --root .", userFile + ":13"},
 		{"mcp.servers.web", "https://example.com/mcp", userFile + ":14"},
 	}
@@ -160,6 +165,8 @@ func TestProjectFileCannotWidenTrust(t *testing.T) {
 		{"permissions:\n  allow: [\"bash\"]\n", "permissions.allow", "allow itself"},
 		{"mcp:\n  servers:\n    x: {command: sh}\n", "mcp.servers", "start any command"},
 		{"shell:\n  sandbox: none\n", "shell.sandbox", "sandbox off"},
+		{"shell:\n  maxProcesses: 100000\n", "shell.maxProcesses", "raise the limits"},
+		{"shell:\n  maxMemoryMiB: 100000\n", "shell.maxMemoryMiB", "raise the limits"},
 		{"sessions:\n  root: /tmp/x\n", "sessions.root", "session logs"},
 		{"spill:\n  dir: /tmp/x\n", "spill.dir", "spilled results"},
 	}
@@ -255,7 +262,10 @@ func TestErrors(t *testing.T) {
 		{name: "base url", user: "baseUrl: localhost:8080\n", locator: "1", want: `baseUrl must be an absolute http or https URL, got "localhost:8080"`},
 		{name: "key env", user: "apiKeyEnv: not a name\n", locator: "1", want: `apiKeyEnv must name an environment variable, got "not a name"`},
 		{name: "compression", user: "sessions: {compression: gzip}\n", locator: "1", want: `sessions.compression must be "zstd" or "none", got "gzip"`},
-		{name: "sandbox", user: "shell:\n  sandbox: docker\n", locator: "2", want: `shell.sandbox must be "none" or "bwrap", got "docker"`},
+		{name: "sandbox", user: "shell:\n  sandbox: docker\n", locator: "2", want: `shell.sandbox must be "auto", "bwrap" or "none", got "docker"`},
+		{name: "max processes", user: "shell:\n  maxProcesses: 0\n", locator: "2", want: "shell.maxProcesses must be a positive integer"},
+		{name: "max memory", user: "shell:\n  maxMemoryMiB: -1\n", locator: "2", want: "shell.maxMemoryMiB must be a positive integer"},
+		{name: "max memory huge", user: "shell:\n  maxMemoryMiB: 2000000000\n", locator: "2", want: "shell.maxMemoryMiB must be at most 1073741824, got 2000000000"},
 		{name: "tool order rest", user: "toolOrder: [read]\n", locator: "1", want: `toolOrder must contain the "<unlisted-tools>" rest entry (where unlisted tools are inserted)`},
 		{name: "tool order type", user: "toolOrder: read\n", locator: "1", want: "toolOrder must be a list of strings"},
 		{name: "thresholds", user: "reminder:\n  thresholds: [3, 1]\n", locator: "2", want: "repeat-tool-reminder: invalid threshold 1 — every threshold must be an integer >= 2"},
