@@ -31,7 +31,7 @@ var configFlagSpecs = []configFlag{
 	{key: "permissions.allow", flag: "allow", list: true, usage: "permission rule pre-approving calls (repeatable), e.g. 'bash(go test *)'"},
 	{key: "permissions.ask", flag: "ask", list: true, usage: "permission rule requiring approval (repeatable), e.g. 'bash(git push*)'"},
 	{key: "permissions.deny", flag: "deny", list: true, usage: "permission rule refusing calls (repeatable), e.g. 'read(**/.env)'"},
-	{key: "shell.sandbox", flag: "sandbox", usage: "run shell commands under bubblewrap (bwrap) or not (none)"},
+	{key: "shell.sandbox", flag: "sandbox", usage: "run shell commands under bubblewrap where it works (auto, the default), always (bwrap) or never (none)"},
 }
 
 // configFlags collects the configuration flags of one command line.
