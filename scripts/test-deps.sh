@@ -5,7 +5,8 @@
 set -euo pipefail
 
 need_apt=()
-command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
+# dsh takes bwrap from these fixed paths only, never from $PATH.
+[ -x /usr/bin/bwrap ] || [ -x /bin/bwrap ] || need_apt+=(bubblewrap)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""

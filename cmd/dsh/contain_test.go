@@ -187,3 +187,32 @@ func TestNothingOutlivesDsh(t *testing.T) {
 		}
 	}
 }
+
+// TestShellProtectedPaths: under the sandbox, a command run through "dsh call" cannot
+// plant a git hook, rewrite the project's dsh configuration or write into the dsh home,
+// while the rest of the workspace stays writable.
+func TestShellProtectedPaths(t *testing.T) {
+	s := newSandbox(t)
+	s.env["DSH_SHELL_SANDBOX"] = "bwrap"
+	s.write(".git/hooks/README", "hooks\n")
+	s.write(".dsh/config.yaml", "maxSteps: 5\n")
+	for _, target := range []string{".git/hooks/pre-commit", ".git/config", ".dsh/config.yaml"} {
+		args := `{"command":"echo planted >> ` + target + `","description":"Plant a file"}`
+		r := s.dsh("call", "bash", args)
+		mustContain(t, "dsh call output", r.stdout+r.stderr, "[sandbox: file access denied under workspace-write mode]")
+		if data, _ := os.ReadFile(filepath.Join(s.ws, target)); strings.Contains(string(data), "planted") {
+			t.Errorf("%s was written: %q", target, data)
+		}
+	}
+	if err := os.MkdirAll(s.home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := s.dsh("call", "bash", `{"command":"echo planted > `+filepath.Join(s.home, "config.yaml")+` || true","description":"Write the dsh home"}`)
+	if _, err := os.Stat(filepath.Join(s.home, "config.yaml")); err == nil {
+		t.Errorf("the dsh home was written:\n%s%s", r.stdout, r.stderr)
+	}
+	r = s.dsh("call", "bash", `{"command":"echo free > free.txt","description":"Write the workspace"}`).want(t, 0)
+	if data, err := os.ReadFile(filepath.Join(s.ws, "free.txt")); err != nil || string(data) != "free\n" {
+		t.Errorf("free.txt = %q, %v\n%s%s", data, err, r.stdout, r.stderr)
+	}
+}
