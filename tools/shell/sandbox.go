@@ -117,19 +117,29 @@ func (r *Runner) protectedMounts() []string {
 // readGitdir returns the directory a ".git" file points to, absolute, or "".
 func readGitdir(p string) string {
 	data, err := os.ReadFile(p)
-	if err != nil || len(data) > 4096 {
+	if err != nil {
+		return ""
+	}
+	return parseGitdir(data, filepath.Dir(p))
+}
+
+// parseGitdir reads the "gitdir: <path>" line of a ".git" file in directory dir and returns
+// the path, absolute and clean, or "" when data is not such a file. The file comes from
+// the workspace, so it is treated as untrusted: a large or malformed one names nothing.
+func parseGitdir(data []byte, dir string) string {
+	if len(data) > 4096 {
 		return ""
 	}
 	line, _, _ := strings.Cut(string(data), "\n")
-	dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
-	dir = strings.TrimSpace(dir)
-	if !ok || dir == "" {
+	gitdir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+	gitdir = strings.TrimSpace(gitdir)
+	if !ok || gitdir == "" || strings.ContainsRune(gitdir, 0) {
 		return ""
 	}
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(filepath.Dir(p), dir)
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(dir, gitdir)
 	}
-	return filepath.Clean(dir)
+	return filepath.Clean(gitdir)
 }
 
 // probeBwrap checks that bwrap can build the sandbox on this host, by running the shell's
