@@ -319,3 +319,27 @@ func TestUnescapeMount(t *testing.T) {
 		}
 	}
 }
+
+// TestNoCgroupsFallback: where the runner cannot have a cgroup (here: a parent directory
+// that is not in the cgroup v2 hierarchy) it says why, applies the limits by rlimit, and
+// still stops what a command left behind.
+func TestNoCgroupsFallback(t *testing.T) {
+	parent := t.TempDir()
+	reg, tools := setup(t, Config{CgroupParent: parent, MaxProcesses: 222})
+	r := tools.Runner
+	if r.cgroups != nil || !strings.Contains(r.cgroupErr, "is not in the cgroup v2 hierarchy mounted at") {
+		t.Fatalf("cgroups %v, reason %q", r.cgroups, r.cgroupErr)
+	}
+	if got := r.Containment(); !strings.Contains(got, "no cgroups (cgroup directory "+filepath.Join(parent, "dsh-shell-"+r.id)) || !strings.Contains(got, "limits by RLIMIT_NPROC, RLIMIT_AS") {
+		t.Errorf("containment = %q", got)
+	}
+	marker := uniqueSleep(t)
+	f := foreground(t, call(t, reg, "bash", bashArgs("ulimit -u; setsid sleep "+marker+" </dev/null >/dev/null 2>&1 &", "")))
+	if f.Stdout.Text != "222\n" {
+		t.Errorf("value = %+v", f)
+	}
+	assertNoProcess(t, marker)
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("the runner wrote into %s: %v", parent, entries)
+	}
+}
