@@ -47,6 +47,16 @@ import (
 // value is "<runner id>-<command number>".
 const markerVar = "DSH_SHELL_RUN"
 
+// startTime returns the start time of process pid, or 0 when it cannot be read.
+func startTime(pid int) uint64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	e, _ := parseStatFull(data)
+	return e.start
+}
+
 // subreaperOnce makes the process a child subreaper at most once.
 var subreaperOnce = sync.OnceValue(func() error {
 	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -56,12 +66,14 @@ var subreaperOnce = sync.OnceValue(func() error {
 type procEntry struct {
 	pid, ppid, pgrp int
 	state           byte
+	start           uint64 // start time, in clock ticks since boot
 }
 
 func (e procEntry) live() bool { return e.state != 'Z' && e.state != 'X' }
 
-// parseStatFull reads pid, state, ppid and process group from /proc/<pid>/stat:
-// "pid (comm) state ppid pgrp ...", where comm may contain spaces and parentheses.
+// parseStatFull reads pid, state, ppid, process group and start time from /proc/<pid>/stat:
+// "pid (comm) state ppid pgrp ... starttime ...", where comm may contain spaces and
+// parentheses. A line too short to hold the start time leaves it 0.
 func parseStatFull(data []byte) (procEntry, bool) {
 	open := bytes.IndexByte(data, ' ')
 	i := bytes.LastIndexByte(data, ')')
@@ -81,7 +93,11 @@ func parseStatFull(data []byte) (procEntry, bool) {
 	if err1 != nil || err2 != nil {
 		return procEntry{}, false
 	}
-	return procEntry{pid: pid, ppid: ppid, pgrp: pgrp, state: f[0][0]}, true
+	e := procEntry{pid: pid, ppid: ppid, pgrp: pgrp, state: f[0][0]}
+	if len(f) > 19 {
+		e.start, _ = strconv.ParseUint(string(f[19]), 10, 64)
+	}
+	return e, true
 }
 
 // parseStat extracts the state and process group from /proc/<pid>/stat.
@@ -108,15 +124,21 @@ func readProc() (entries []procEntry, ok bool) {
 	if err != nil {
 		return nil, false
 	}
+	var buf [1024]byte // a stat line is about 300 bytes
 	for _, n := range names {
 		if n[0] < '0' || n[0] > '9' {
 			continue
 		}
-		data, err := os.ReadFile("/proc/" + n + "/stat")
+		fd, err := unix.Open("/proc/"+n+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue
 		}
-		if e, ok := parseStatFull(data); ok {
+		k, err := unix.Read(fd, buf[:])
+		unix.Close(fd)
+		if err != nil || k <= 0 {
+			continue
+		}
+		if e, ok := parseStatFull(buf[:k]); ok {
 			entries = append(entries, e)
 		}
 	}
@@ -144,6 +166,7 @@ type family struct {
 	pgid   int
 	marker string
 	cg     *cgroup // nil without cgroups
+	start  uint64  // the leader's start time: no descendant started earlier
 
 	mu   sync.Mutex
 	seen map[int]bool // every pid once found to be a member
@@ -163,7 +186,9 @@ func (f *family) member(e procEntry, inCg map[int]bool) bool {
 	if seen && !e.live() {
 		return true // a zombie no longer shows its environment
 	}
-	return e.live() && hasMarker(e.pid, f.marker)
+	// Only a process started after the command can descend from it; reading the
+	// environment of the others would cost most of a scan.
+	return e.live() && e.start >= f.start && hasMarker(e.pid, f.marker)
 }
 
 // members scans the process table for the command's processes: those alive, and zombies
@@ -207,9 +232,13 @@ func (f *family) members() (live []int, zombies []int, ok bool) {
 	return live, zombies, true
 }
 
-// alive reports whether any process of the command is alive. When /proc cannot be read it
-// falls back to the process group alone.
+// alive reports whether any process of the command is alive. With a cgroup, an empty cgroup
+// and an empty process group settle it without scanning the process table. When /proc
+// cannot be read it falls back to the process group alone.
 func (f *family) alive() bool {
+	if f.cg != nil && !f.cg.populated() && errors.Is(syscall.Kill(-f.pgid, 0), syscall.ESRCH) {
+		return false
+	}
 	live, _, ok := f.members()
 	if !ok {
 		err := syscall.Kill(-f.pgid, 0)
@@ -451,6 +480,13 @@ func (cg *cgroup) procs() map[int]bool {
 	return out
 }
 
+// populated reports whether a live process is in the cgroup (zombies do not count). It
+// says true when cgroup.events cannot be read, so a caller looks closer.
+func (cg *cgroup) populated() bool {
+	data, err := os.ReadFile(filepath.Join(cg.dir, "cgroup.events"))
+	return err != nil || !strings.Contains(string(data), "populated 0")
+}
+
 // kill sends SIGKILL to every process in the cgroup.
 func (cg *cgroup) kill() { _ = os.WriteFile(filepath.Join(cg.dir, "cgroup.kill"), []byte("1"), 0) }
 
@@ -551,8 +587,10 @@ func newRunnerID() string {
 	return strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
 }
 
-// limitPrefix returns the shell script that applies lim before running "$1" with the shell
-// "$0", or "" when nothing is to be set by rlimit. procFlag is the shell's ulimit option
+// limitPrefix returns the shell code that applies lim, to be put in front of the command on
+// its first line (so that the command's line numbers stay as they are, and no second
+// shell is started), or "" when nothing is to be set by rlimit. If the limits cannot be
+// set the command does not run (exit status 126). procFlag is the shell's ulimit option
 // for RLIMIT_NPROC ("-u" in bash, "-p" in dash).
 func limitPrefix(lim limits, procFlag string) string {
 	var parts []string
@@ -565,7 +603,7 @@ func limitPrefix(lim limits, procFlag string) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return strings.Join(parts, " && ") + ` || { echo "dsh: cannot apply the resource limits" >&2; exit 126; }; exec "$0" -c "$1"`
+	return strings.Join(parts, " && ") + ` || { echo "dsh: cannot apply the resource limits" >&2; exit 126; }; `
 }
 
 // capToHard lowers want to this process's hard limit of resource res, since an

@@ -3,6 +3,7 @@ package shell
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -341,5 +342,31 @@ func TestNoCgroupsFallback(t *testing.T) {
 	assertNoProcess(t, marker)
 	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
 		t.Errorf("the runner wrote into %s: %v", parent, entries)
+	}
+}
+
+// TestLimitPrefixFailure: when the shell cannot apply a limit the command does not run.
+func TestLimitPrefixFailure(t *testing.T) {
+	for _, tt := range []struct {
+		lim  limits
+		flag string
+		want string
+	}{
+		{limits{procs: 5}, "-Z", ""},
+		{limits{memory: 1 << 30}, "-u", ""},
+		{limits{}, "-u", "ran\n"},
+	} {
+		prefix := limitPrefix(tt.lim, tt.flag)
+		if tt.want == "" {
+			prefix = strings.Replace(prefix, "ulimit -v", "ulimit -Z", 1) // an option no shell has
+		}
+		out, err := exec.Command("/bin/bash", "-c", prefix+"echo ran").Output()
+		var code int
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		if string(out) != tt.want || (tt.want == "" && code != 126) {
+			t.Errorf("%+v %s: out %q, exit %d (%v)", tt.lim, tt.flag, out, code, err)
+		}
 	}
 }

@@ -163,7 +163,7 @@ func spawn(s spawnSpec) (*process, error) {
 			return
 		}
 		pid := cmd.Process.Pid
-		p.group = &group{fam: &family{leader: pid, pgid: pid, marker: s.marker, cg: s.cg}, grace: s.grace}
+		p.group = &group{fam: &family{leader: pid, pgid: pid, marker: s.marker, cg: s.cg, start: startTime(pid)}, grace: s.grace}
 		if p.guard != nil {
 			p.guard.track(pid, true)
 		}
@@ -198,12 +198,12 @@ func (p *process) settle() {
 	fam := p.group.fam
 	if fam.alive() {
 		p.group.terminate()
-	}
-	// SIGKILL follows SIGTERM after the grace period; a process that survives even that
-	// (uninterruptible sleep) is waited for a little longer, then given up on.
-	deadline := time.Now().Add(2*p.grace + time.Second)
-	for fam.alive() && time.Now().Before(deadline) {
-		time.Sleep(pollInterval)
+		// SIGKILL follows SIGTERM after the grace period; a process that survives even
+		// that (uninterruptible sleep) is waited for a little longer, then given up on.
+		deadline := time.Now().Add(2*p.grace + time.Second)
+		for fam.alive() && time.Now().Before(deadline) {
+			time.Sleep(pollInterval)
+		}
 	}
 	p.group.markGone()
 	fam.reap()

@@ -44,10 +44,7 @@ func findBwrap(configured string) (string, error) {
 // argv returns the command line that runs command in dir: the shell (after the resource
 // limits it must set itself, if any), inside bwrap when sandboxed.
 func (r *Runner) argv(command, dir string, rlim limits) []string {
-	sh := []string{r.shell, "-c", command}
-	if prefix := limitPrefix(rlim, r.procFlag); prefix != "" {
-		sh = []string{r.shell, "-c", prefix, r.shell, command}
-	}
+	sh := []string{r.shell, "-c", limitPrefix(rlim, r.procFlag) + command}
 	if r.sandbox != SandboxBwrap {
 		return sh
 	}
