@@ -195,7 +195,7 @@ func TestLimits(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			t.Log(r.Containment())
+			t.Log(r.containment())
 			run := func(command string) *RunResult {
 				t.Helper()
 				res, err := r.Run(t.Context(), Request{Command: command})
@@ -331,7 +331,7 @@ func TestNoCgroupsFallback(t *testing.T) {
 	if r.cgroups != nil || !strings.Contains(r.cgroupErr, "is not in the cgroup v2 hierarchy mounted at") {
 		t.Fatalf("cgroups %v, reason %q", r.cgroups, r.cgroupErr)
 	}
-	if got := r.Containment(); !strings.Contains(got, "no cgroups (cgroup directory "+filepath.Join(parent, "dsh-shell-"+r.id)) || !strings.Contains(got, "limits by RLIMIT_NPROC, RLIMIT_AS") {
+	if got := r.containment(); !strings.Contains(got, "no cgroups (cgroup directory "+filepath.Join(parent, "dsh-shell-"+r.id)) || !strings.Contains(got, "limits by RLIMIT_NPROC, RLIMIT_AS") {
 		t.Errorf("containment = %q", got)
 	}
 	marker := uniqueSleep(t)

@@ -244,9 +244,9 @@ func (r *Runner) rlimits() limits {
 // SandboxAuto fell back to none, why.
 func (r *Runner) Sandbox() (mode, fallback string) { return r.sandbox, r.fallback }
 
-// Containment describes how commands are contained on this host, in one line: the
+// containment describes how commands are contained on this host, in one line: the
 // sandbox, whether each gets its own cgroup, and how its limits are enforced.
-func (r *Runner) Containment() string {
+func (r *Runner) containment() string {
 	var b strings.Builder
 	b.WriteString("sandbox " + r.sandbox)
 	if r.cgroups != nil {

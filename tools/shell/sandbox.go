@@ -111,6 +111,21 @@ func (r *Runner) protectedMounts() []string {
 	return out
 }
 
+// protectedNames returns the protected paths that lie inside the workspace, relative to it,
+// as the bash tool's description names them.
+func (r *Runner) protectedNames() []string {
+	var out []string
+	for _, p := range r.readOnly {
+		for _, root := range []string{r.root, r.alias} {
+			if rel, err := filepath.Rel(root, p); err == nil && rel != "." && inside(root, p) {
+				out = append(out, rel)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // readGitdir returns the directory a ".git" file points to, absolute, or "".
 func readGitdir(p string) string {
 	data, err := os.ReadFile(p)

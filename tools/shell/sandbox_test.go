@@ -280,3 +280,19 @@ func TestBwrapProtectedPaths(t *testing.T) {
 		})
 	}
 }
+
+// TestBashDescriptionNamesProtectedPaths: the model is told which paths inside the
+// workspace stay read-only under the sandbox, and nothing about them without it.
+func TestBashDescriptionNamesProtectedPaths(t *testing.T) {
+	requireBwrap(t)
+	root := t.TempDir()
+	protected := []string{filepath.Join(root, ".git"), filepath.Join(root, ".dsh"), "/elsewhere/.dsh"}
+	_, tools := setup(t, Config{Root: root, Sandbox: SandboxBwrap, ReadOnlyPaths: protected})
+	if d := tools.Bash.Description; !strings.Contains(d, " Inside the workspace these stay read-only: .git, .dsh.") {
+		t.Errorf("description = %q", d)
+	}
+	_, tools = setup(t, Config{Root: root, ReadOnlyPaths: protected})
+	if d := tools.Bash.Description; strings.Contains(d, "read-only") {
+		t.Errorf("description = %q", d)
+	}
+}
