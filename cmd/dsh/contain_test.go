@@ -57,6 +57,28 @@ func waitSleepers(ctx context.Context, t *testing.T, marker string, n int) {
 	}
 }
 
+// runnerCgroups returns the cgroups the shell runner of dsh process pid created (under this
+// process's cgroup v2, on a pure or a hybrid hierarchy).
+func runnerCgroups(t *testing.T, pid int) []string {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rel string
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			rel = p
+		}
+	}
+	var out []string
+	for _, mount := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+		m, _ := filepath.Glob(filepath.Join(mount, rel, "dsh-shell-"+strconv.Itoa(pid)+"-*"))
+		out = append(out, m...)
+	}
+	return out
+}
+
 // escapeCommand leaves four sleeps behind in the ways a command can — one in a new
 // session, one double-forked, one under nohup, one in the command's group — then runs
 // rest.
@@ -143,6 +165,7 @@ func TestNothingOutlivesDsh(t *testing.T) {
 						}
 					}
 					waitSleepers(ctx, t, marker, 5)
+					t.Logf("the runner's cgroups: %v", runnerCgroups(t, cmd.Process.Pid))
 					if err := cmd.Process.Signal(sc.signal); err != nil {
 						t.Fatal(err)
 					}
@@ -178,6 +201,14 @@ func TestNothingOutlivesDsh(t *testing.T) {
 					if n := sleepers(marker); len(n) != 0 {
 						t.Fatalf("%d processes survived %v of dsh: %v\n%s", len(n), sc.signal, n, stderr.String())
 					}
+				}
+				// However dsh ended, its shell runner's cgroup is removed (by dsh, or by the
+				// guard once dsh is gone).
+				for deadline := time.Now().Add(20 * time.Second); len(runnerCgroups(t, cmd.Process.Pid)) > 0 && time.Now().Before(deadline); {
+					time.Sleep(20 * time.Millisecond)
+				}
+				if left := runnerCgroups(t, cmd.Process.Pid); len(left) > 0 {
+					t.Errorf("cgroups left behind: %v", left)
 				}
 				if sandbox == "bwrap" && strings.Contains(stderr.String(), "without a sandbox") {
 					t.Errorf("the sandbox was not used:\n%s", stderr.String())

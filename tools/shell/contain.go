@@ -335,30 +335,18 @@ func (cg *cgroup) named(pid int) bool {
 // hierarchy; empty parent means the cgroup this process is in. It fails when cgroup v2 is
 // not mounted or not writable.
 func openCgroups(parent, name string) (*cgroups, error) {
-	if parent == "" {
-		p, err := ownCgroup()
-		if err != nil {
-			return nil, err
-		}
-		parent = p
-	}
-	mount, err := cgroup2Mount()
+	dir, rel, err := cgroupDir(parent, name)
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(parent, name)
-	rel, err := filepath.Rel(mount, dir)
-	if err != nil || !inside(mount, dir) {
-		return nil, fmt.Errorf("cgroup directory %s is not in the cgroup v2 hierarchy mounted at %s", dir, mount)
-	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("cgroup v2 directory %s is not writable: %w", parent, err)
+		return nil, fmt.Errorf("cgroup v2 directory %s is not writable: %w", filepath.Dir(dir), err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err != nil {
 		os.Remove(dir)
 		return nil, fmt.Errorf("cgroup %s has no cgroup.kill (kernel older than 5.14?): %w", dir, err)
 	}
-	c := &cgroups{dir: dir, rel: "/" + rel}
+	c := &cgroups{dir: dir, rel: rel}
 	avail, _ := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
 	for _, ctl := range strings.Fields(string(avail)) {
 		if ctl != "pids" && ctl != "memory" {
@@ -370,6 +358,26 @@ func openCgroups(parent, name string) (*cgroups, error) {
 		}
 	}
 	return c, nil
+}
+
+// cgroupDir returns where openCgroups would create the runner's cgroup, absolute and
+// relative to the hierarchy's mount point, without creating it.
+func cgroupDir(parent, name string) (dir, rel string, err error) {
+	if parent == "" {
+		if parent, err = ownCgroup(); err != nil {
+			return "", "", err
+		}
+	}
+	mount, err := cgroup2Mount()
+	if err != nil {
+		return "", "", err
+	}
+	dir = filepath.Join(parent, name)
+	r, err := filepath.Rel(mount, dir)
+	if err != nil || !inside(mount, dir) {
+		return "", "", fmt.Errorf("cgroup directory %s is not in the cgroup v2 hierarchy mounted at %s", dir, mount)
+	}
+	return dir, "/" + r, nil
 }
 
 // ownCgroup returns the directory of the cgroup v2 this process belongs to.

@@ -93,7 +93,9 @@ func TestNothingOutlivesTheCall(t *testing.T) {
 					if f.Stdout.Text != "started\n" || f.ExitCode == nil || *f.ExitCode != 0 {
 						t.Errorf("value = %+v", f)
 					}
-					assertNoProcess(t, marker) // at once: the call returned only when all of it was gone
+					// The call returns once all of it is gone, or after a bounded wait for
+					// what ignores SIGKILL for a while; allow a loaded machine that much.
+					waitNoProcess(t, marker)
 					if z := ownZombies(); len(z) > 0 {
 						t.Errorf("zombies left: %s", describe(z))
 					}

@@ -212,12 +212,26 @@ func NewRunner(cfg Config) (*Runner, error) {
 	if err := subreaperOnce(); err != nil {
 		return nil, fmt.Errorf("shell: cannot become a child subreaper: %w", err)
 	}
+	// The guard starts before the runner's cgroup exists, so that whenever this process
+	// dies there is someone to remove it.
+	cgName := "dsh-shell-" + r.id
+	cgPath := ""
 	if cfg.DisableCgroups {
 		r.cgroupErr = "disabled by the configuration"
-	} else if cg, err := openCgroups(cfg.CgroupParent, "dsh-shell-"+r.id); err != nil {
+	} else if dir, _, err := cgroupDir(cfg.CgroupParent, cgName); err != nil {
 		r.cgroupErr = err.Error()
 	} else {
-		r.cgroups = cg
+		cgPath = dir
+	}
+	if r.guard, err = startGuard(cgPath, markerVar+"="+r.id+"-"); err != nil {
+		return nil, err
+	}
+	if cgPath != "" {
+		if cg, err := openCgroups(cfg.CgroupParent, cgName); err != nil {
+			r.cgroupErr = err.Error()
+		} else {
+			r.cgroups = cg
+		}
 	}
 	if r.rlimits() != (limits{}) {
 		r.procFlag = procLimitFlag(r.shell)
@@ -292,23 +306,12 @@ func (r *Runner) Close() error {
 	return nil
 }
 
-// ensureGuard starts the guard process on first use.
-func (r *Runner) ensureGuard() (*guard, error) {
+// liveGuard returns the guard, or an error once the runner is closed.
+func (r *Runner) liveGuard() (*guard, error) {
 	r.guardMu.Lock()
 	defer r.guardMu.Unlock()
 	if r.closed {
 		return nil, errClosed
-	}
-	if r.guard == nil {
-		cgDir := ""
-		if r.cgroups != nil {
-			cgDir = r.cgroups.dir
-		}
-		g, err := startGuard(cgDir, markerVar+"="+r.id+"-")
-		if err != nil {
-			return nil, err
-		}
-		r.guard = g
 	}
 	return r.guard, nil
 }
@@ -470,7 +473,7 @@ func (r *Runner) spawn(req Request) (*process, error) {
 	if dir == "" {
 		dir = r.root
 	}
-	g, err := r.ensureGuard()
+	g, err := r.liveGuard()
 	if err != nil {
 		return nil, err
 	}
