@@ -28,9 +28,10 @@
 //   - permissions.deny and permissions.ask: entries are added after the user's, never
 //     removing or reordering them (an empty list adds nothing);
 //   - permissions.allow is refused: allowing is the user's decision;
-//   - maxSteps and maxParallelToolCalls may be lowered, not raised above the value of the
-//     layers before (the user's file, else the default);
-//   - shell.sandbox may be made stricter (bwrap over none), never weaker;
+//   - maxSteps, maxParallelToolCalls, shell.maxProcesses and shell.maxMemoryMiB may be
+//     lowered, not raised above the value of the layers before (the user's file, else the
+//     default);
+//   - shell.sandbox may be made stricter (none < auto < bwrap), never weaker;
 //   - baseUrl and apiKeyEnv (they would redirect the API key), mcp.servers (it starts
 //     processes), permissions.openProtected (it would open .git or the policy itself to
 //     writes), redact.enabled (it would show secrets to the model), sessions.root and
@@ -58,7 +59,7 @@
 //	reminder: {thresholds: [3, 5, 8], include: [], exclude: [], argumentsPreviewChars: 500}
 //	spill: {maxInlineBytes: 50000, dir: ""}
 //	redact: {enabled: true}              # secrets and control bytes kept from the model (user-only)
-//	shell: {sandbox: none}               # none | bwrap
+//	shell: {sandbox: auto, maxProcesses: 4096, maxMemoryMiB: 8192}   # auto | bwrap | none
 //	mcp: {servers: {NAME: {command, args, env, cwd, url, headers, …}}}   # see package mcp
 //
 // Unknown keys are errors naming the file and line, as are values of the wrong type and
@@ -154,8 +155,13 @@ type Sessions struct {
 
 // Shell configures the shell tools.
 type Shell struct {
-	// Sandbox is "none" or "bwrap" (key "shell.sandbox").
+	// Sandbox is "auto" (the default: bubblewrap where it works, else none), "bwrap" or
+	// "none" (key "shell.sandbox").
 	Sandbox string
+	// MaxProcesses bounds the processes of one command (key "shell.maxProcesses").
+	MaxProcesses int
+	// MaxMemoryMiB bounds the memory of one command, in MiB (key "shell.maxMemoryMiB").
+	MaxMemoryMiB int
 }
 
 // Limits bounds tool calls.
@@ -167,6 +173,7 @@ type Limits struct {
 
 // Sandbox values.
 const (
+	SandboxAuto  = "auto"
 	SandboxNone  = "none"
 	SandboxBwrap = "bwrap"
 )
@@ -308,6 +315,8 @@ var fields = []field{
 	{"redact.enabled", kindPolicy, "DSH_REDACT_ENABLED"},
 	{"shell.sandbox", kindString, "DSH_SHELL_SANDBOX"},
 	{"limits.maxArgBytes", kindInt, "DSH_MAX_ARG_BYTES"},
+	{"shell.maxProcesses", kindInt, "DSH_SHELL_MAX_PROCESSES"},
+	{"shell.maxMemoryMiB", kindInt, "DSH_SHELL_MAX_MEMORY_MIB"},
 }
 
 // sections are the keys whose values are mappings of further keys.
@@ -376,12 +385,16 @@ func looseness(key string, c *Config) (int, bool) {
 		return c.MaxParallelToolCalls, true
 	case "shell.sandbox":
 		return -sandboxStrictness[c.Shell.Sandbox], true
+	case "shell.maxProcesses":
+		return c.Shell.MaxProcesses, true
+	case "shell.maxMemoryMiB":
+		return c.Shell.MaxMemoryMiB, true
 	}
 	return 0, false
 }
 
 // sandboxStrictness orders the shell.sandbox values from the weakest.
-var sandboxStrictness = map[string]int{SandboxNone: 0, SandboxBwrap: 2}
+var sandboxStrictness = map[string]int{SandboxNone: 0, SandboxAuto: 1, SandboxBwrap: 2}
 
 // Default returns the configuration with every key at its default. home is dsh's home
 // directory (the default sessions root is home/sessions).
@@ -398,11 +411,11 @@ func Default(home string) *Config {
 		Permissions:          rules.Config{Allow: []string{}, Ask: []string{}, Deny: []string{}},
 		Reminder:             reminder.DefaultConfig(),
 		Spill:                spill.DefaultConfig(),
-		Shell:                Shell{Sandbox: SandboxNone},
+		Shell:                Shell{Sandbox: SandboxAuto, MaxProcesses: 4096, MaxMemoryMiB: 8192},
 		OpenProtected:        []string{},
 		Limits:               Limits{MaxArgBytes: tool.DefaultMaxArgBytes},
-		Home:                 home,
 		MCP:                  mcp.Config{Servers: map[string]mcp.ServerConfig{}},
+		Home:                 home,
 		sources:              map[string]Source{},
 		items:                map[string][]Item{},
 	}
@@ -786,6 +799,13 @@ func (c *Config) set(f field, v value, userHome string) error {
 			c.MaxSteps = n
 		case "limits.maxArgBytes":
 			c.Limits.MaxArgBytes = n
+		case "shell.maxProcesses":
+			c.Shell.MaxProcesses = n
+		case "shell.maxMemoryMiB":
+			if n > 1<<30 {
+				return fmt.Errorf("shell.maxMemoryMiB must be at most %d, got %d", 1<<30, n)
+			}
+			c.Shell.MaxMemoryMiB = n
 		default:
 			c.MaxParallelToolCalls = n
 		}
@@ -872,8 +892,8 @@ func (c *Config) set(f field, v value, userHome string) error {
 	case "spill.dir":
 		c.Spill.Dir = s
 	case "shell.sandbox":
-		if s != SandboxNone && s != SandboxBwrap {
-			return fmt.Errorf(`shell.sandbox must be "none" or "bwrap", got %q`, s)
+		if s != SandboxAuto && s != SandboxNone && s != SandboxBwrap {
+			return fmt.Errorf(`shell.sandbox must be "auto", "bwrap" or "none", got %q`, s)
 		}
 		c.Shell.Sandbox = s
 	}
@@ -1183,6 +1203,8 @@ func (c *Config) Entries() []Entry {
 		"shell.sandbox":                  c.Shell.Sandbox,
 		"permissions.openProtected":      list(c.OpenProtected),
 		"limits.maxArgBytes":             strconv.Itoa(c.Limits.MaxArgBytes),
+		"shell.maxProcesses":             strconv.Itoa(c.Shell.MaxProcesses),
+		"shell.maxMemoryMiB":             strconv.Itoa(c.Shell.MaxMemoryMiB),
 	}
 	var out []Entry
 	for _, f := range fields {

@@ -58,7 +58,8 @@ func TestDefaults(t *testing.T) {
 	if c.Model != "deepseek-chat" || c.BaseURL != "https://api.deepseek.com" || c.APIKeyEnv != "DEEPSEEK_API_KEY" ||
 		c.Mode != tool.ModeNative || c.MaxParallelToolCalls != 10 || c.MaxSteps != 50 || c.ToolOrder != nil ||
 		c.Sessions.Root != filepath.Join(opts.Home, "sessions") || c.Sessions.Compression != session.CompressionZstd ||
-		c.Shell.Sandbox != SandboxNone || c.Spill.MaxInlineBytes != 50000 || len(c.MCP.Servers) != 0 {
+		c.Shell.Sandbox != SandboxAuto || c.Shell.MaxProcesses != 4096 || c.Shell.MaxMemoryMiB != 8192 ||
+		c.Home != opts.Home || c.Spill.MaxInlineBytes != 50000 || len(c.MCP.Servers) != 0 {
 		t.Fatalf("defaults = %+v", c)
 	}
 	if !slices.Equal(c.Reminder.Thresholds, []int{3, 5, 8}) || c.Reminder.ArgumentsPreviewChars != 500 {
@@ -84,6 +85,8 @@ mcp:
   servers:
     files: {command: mcp-files, args: ["--root", "."]}
     web: {url: "https://example.com/mcp"}
+shell:
+  maxProcesses: 300
 `
 	project := `# project settings
 model: project-model
@@ -95,7 +98,7 @@ permissions:
 reminder:
   exclude: [todo_write]
 `
-	opts := setup(t, user, project, env{"DSH_MAX_STEPS": "7", "DSH_SHELL_SANDBOX": "bwrap", "DEEPSEEK_API_KEY": "sk-secret"},
+	opts := setup(t, user, project, env{"DSH_MAX_STEPS": "7", "DSH_SHELL_SANDBOX": "bwrap", "DSH_SHELL_MAX_MEMORY_MIB": "2048", "DEEPSEEK_API_KEY": "sk-secret"},
 		Setting{Key: "model", Value: "flag-model", Flag: "--model"},
 		Setting{Key: "permissions.ask", Values: []string{"bash"}, Flag: "--ask"})
 	c, err := Load(opts)
@@ -121,6 +124,8 @@ reminder:
 		{"reminder.exclude", `["todo_write"]`, projectFile + ":9"},
 		{"reminder.argumentsPreviewChars", "500", "default"},
 		{"shell.sandbox", "bwrap", "env DSH_SHELL_SANDBOX"},
+		{"shell.maxProcesses", "300", userFile + ":16"},
+		{"shell.maxMemoryMiB", "2048", "env DSH_SHELL_MAX_MEMORY_MIB"},
 		{"mcp.servers.files", "mcp-files --root .", userFile + ":13"},
 		{"mcp.servers.web", "https://example.com/mcp", userFile + ":14"},
 	}
@@ -326,7 +331,10 @@ func TestProjectFileOnlyNarrows(t *testing.T) {
 		{name: "maxParallelToolCalls raised", user: "maxParallelToolCalls: 4\n", project: "maxParallelToolCalls: 64\n",
 			want: `"maxParallelToolCalls" may only be lowered by a project's .dsh/config.yaml, not raised: 64 is above 4 from user file U:1; raise it in the user configuration, the environment or a flag`},
 		{name: "sandbox made stricter", project: "shell: {sandbox: bwrap}\n", check: func(c *Config) bool { return c.Shell.Sandbox == SandboxBwrap }},
-		{name: "sandbox unchanged", project: "shell: {sandbox: none}\n", check: func(c *Config) bool { return c.Shell.Sandbox == SandboxNone }},
+		{name: "sandbox unchanged", project: "shell: {sandbox: auto}\n", check: func(c *Config) bool { return c.Shell.Sandbox == SandboxAuto }},
+		{name: "sandbox off by default", project: "shell:\n  sandbox: none\n",
+			want: `"shell.sandbox" may only be made stricter by a project's .dsh/config.yaml, not weaker: "none" is weaker than "auto" from the default; choose it in the user configuration, the environment or a flag`},
+		{name: "command limits lowered", project: "shell: {maxProcesses: 64, maxMemoryMiB: 512}\n", check: func(c *Config) bool { return c.Shell.MaxProcesses == 64 && c.Shell.MaxMemoryMiB == 512 }},
 		{name: "sandbox turned off", user: "shell:\n  sandbox: bwrap\n", project: "shell:\n  sandbox: none\n",
 			want: `"shell.sandbox" may only be made stricter by a project's .dsh/config.yaml, not weaker: "none" is weaker than "bwrap" from user file U:2; choose it in the user configuration, the environment or a flag`},
 		{name: "a bad value is still a bad value", project: "maxSteps: 0\n", want: "maxSteps must be a positive integer"},
@@ -435,7 +443,10 @@ func TestErrors(t *testing.T) {
 		{name: "base url", user: "baseUrl: localhost:8080\n", locator: "1", want: `baseUrl must be an absolute http or https URL, got "localhost:8080"`},
 		{name: "key env", user: "apiKeyEnv: not a name\n", locator: "1", want: `apiKeyEnv must name an environment variable, got "not a name"`},
 		{name: "compression", user: "sessions: {compression: gzip}\n", locator: "1", want: `sessions.compression must be "zstd" or "none", got "gzip"`},
-		{name: "sandbox", user: "shell:\n  sandbox: docker\n", locator: "2", want: `shell.sandbox must be "none" or "bwrap", got "docker"`},
+		{name: "sandbox", user: "shell:\n  sandbox: docker\n", locator: "2", want: `shell.sandbox must be "auto", "bwrap" or "none", got "docker"`},
+		{name: "max processes", user: "shell:\n  maxProcesses: 0\n", locator: "2", want: "shell.maxProcesses must be a positive integer"},
+		{name: "max memory", user: "shell:\n  maxMemoryMiB: -1\n", locator: "2", want: "shell.maxMemoryMiB must be a positive integer"},
+		{name: "max memory huge", user: "shell:\n  maxMemoryMiB: 2000000000\n", locator: "2", want: "shell.maxMemoryMiB must be at most 1073741824, got 2000000000"},
 		{name: "tool order rest", user: "toolOrder: [read]\n", locator: "1", want: `toolOrder must contain the "<unlisted-tools>" rest entry (where unlisted tools are inserted)`},
 		{name: "tool order type", user: "toolOrder: read\n", locator: "1", want: "toolOrder must be a list of strings"},
 		{name: "thresholds", user: "reminder:\n  thresholds: [3, 1]\n", locator: "2", want: "repeat-tool-reminder: invalid threshold 1 — every threshold must be an integer >= 2"},

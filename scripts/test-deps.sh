@@ -7,7 +7,8 @@
 set -euo pipefail
 
 need_apt=()
-command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
+# dsh takes bwrap from these fixed paths only, never from $PATH.
+[ -x /usr/bin/bwrap ] || [ -x /bin/bwrap ] || need_apt+=(bubblewrap)
 command -v zstd >/dev/null 2>&1 || need_apt+=(zstd)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 

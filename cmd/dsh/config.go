@@ -31,7 +31,7 @@ var configFlagSpecs = []configFlag{
 	{key: "permissions.allow", flag: "allow", list: true, usage: "permission rule pre-approving calls (repeatable; added to the configured ones), e.g. 'bash(go test *)'"},
 	{key: "permissions.ask", flag: "ask", list: true, usage: "permission rule requiring approval (repeatable; added to the configured ones), e.g. 'bash(git push*)'"},
 	{key: "permissions.deny", flag: "deny", list: true, usage: "permission rule refusing calls (repeatable; added to the configured ones), e.g. 'read(**/.env)'"},
-	{key: "shell.sandbox", flag: "sandbox", usage: "run shell commands under bubblewrap (bwrap) or not (none)"},
+	{key: "shell.sandbox", flag: "sandbox", usage: "run shell commands under bubblewrap where it works (auto, the default), always (bwrap) or never (none)"},
 	{key: "permissions.openProtected", flag: "open-protected", list: true, usage: "a protected path (.git, .dsh, the dsh home; relative to the workspace or absolute) the file tools may write after all (repeatable), e.g. '.git/hooks'"},
 }
 

@@ -126,7 +126,7 @@ func TestConfigErrors(t *testing.T) {
 		{name: "bad environment", env: map[string]string{"DSH_MAX_PARALLEL_TOOL_CALLS": "-1"}, code: 1,
 			want: "environment variable DSH_MAX_PARALLEL_TOOL_CALLS: maxParallelToolCalls must be a positive integer"},
 		{name: "bad flag", args: []string{"--max-steps", "0"}, code: 2, want: "flag --max-steps: maxSteps must be a positive integer"},
-		{name: "bad flag sandbox", args: []string{"--sandbox", "docker"}, code: 2, want: `flag --sandbox: shell.sandbox must be "none" or "bwrap"`},
+		{name: "bad flag sandbox", args: []string{"--sandbox", "docker"}, code: 2, want: `flag --sandbox: shell.sandbox must be "auto", "bwrap" or "none"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,18 +15,26 @@ import (
 	"github.com/dsh-go/dsh/session"
 )
 
-// crashScript is a multi-step scripted session: parallel reads, commands and writes.
-const crashScript = `{"toolCalls":[{"id":"r1","name":"read","arguments":{"file_path":"a.txt"}},{"id":"r2","name":"read","arguments":{"file_path":"b.txt"}},{"id":"b1","name":"bash","arguments":{"command":"sleep 0.05; echo one","description":"Wait and print one"}}]}
-{"toolCalls":[{"id":"w1","name":"write","arguments":{"file_path":"c.txt","content":"written\n"}},{"id":"b2","name":"bash","arguments":{"command":"sleep 0.05; echo two","description":"Wait and print two"}}]}
-{"toolCalls":[{"id":"r3","name":"read","arguments":{"file_path":"c.txt"}},{"id":"b3","name":"bash","arguments":{"command":"sleep 0.05; echo three > d.txt","description":"Write d.txt"}}]}
+// crashScript is a multi-step scripted session: parallel reads, commands and writes. Every
+// command also leaves "sleep <marker>" running in a new session, for the test to find
+// should anything survive.
+func crashScript(marker string) string {
+	const script = `{"toolCalls":[{"id":"r1","name":"read","arguments":{"file_path":"a.txt"}},{"id":"r2","name":"read","arguments":{"file_path":"b.txt"}},{"id":"b1","name":"bash","arguments":{"command":"LEAVE sleep 0.05; echo one","description":"Wait and print one"}}]}
+{"toolCalls":[{"id":"w1","name":"write","arguments":{"file_path":"c.txt","content":"written\n"}},{"id":"b2","name":"bash","arguments":{"command":"LEAVE sleep 0.05; echo two","description":"Wait and print two"}}]}
+{"toolCalls":[{"id":"r3","name":"read","arguments":{"file_path":"c.txt"}},{"id":"b3","name":"bash","arguments":{"command":"LEAVE sleep 0.05; echo three > d.txt","description":"Write d.txt"}}]}
 {"text":"done"}
 `
+	return strings.ReplaceAll(script, "LEAVE", "setsid sleep "+marker+" </dev/null >/dev/null 2>&1 &")
+}
 
 // TestRunSurvivesSIGKILL runs "dsh run" with a scripted model as a subprocess, kills it with
 // SIGKILL at random points, and loads each log: it must load (at most the torn last batch
 // is gone), every tool/call must be closed by exactly one tool/result (recovery results
 // for the open ones), the log must never claim less than happened (a file the tools wrote
-// has its tool/call in the log), and the session must resume to completion.
+// has its tool/call in the log), and the session must resume to completion. Only the dsh
+// process is killed, not its process group, and no process its commands started may
+// survive it. Every run must check a session: a kill that lands before the first batch was
+// written is tried again at another point.
 func TestRunSurvivesSIGKILL(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -35,7 +43,8 @@ func TestRunSurvivesSIGKILL(t *testing.T) {
 	dir := t.TempDir()
 	scriptPath := filepath.Join(dir, "crash.jsonl")
 	resumePath := filepath.Join(dir, "resume.jsonl")
-	if err := os.WriteFile(scriptPath, []byte(crashScript), 0o644); err != nil {
+	marker := uniqueMarker()
+	if err := os.WriteFile(scriptPath, []byte(crashScript(marker)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(resumePath, []byte(`{"text":"resumed"}`+"\n"), 0o644); err != nil {
@@ -71,31 +80,42 @@ func TestRunSurvivesSIGKILL(t *testing.T) {
 	span := lastEventTime(t, home).Sub(began) + 20*time.Millisecond
 
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
-	const runs = 12
+	const runs, attempts = 12, 5
+	checked := 0
 	for i := range runs {
 		t.Run(fmt.Sprintf("kill%02d", i), func(t *testing.T) {
-			home, ws := setup(t)
-			cmd := start(t.Context(), home, ws, "run", "--script", scriptPath, "crash test")
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			delay := time.Duration(rng.Int64N(int64(span)))
-			time.Sleep(delay)
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the whole group: dsh, bash, workers
-			cmd.Wait()
+			var home, ws, id string
+			var delay time.Duration
+			var store *session.Store
+			for attempt := 0; id == "" && attempt < attempts; attempt++ {
+				home, ws = setup(t)
+				cmd := start(t.Context(), home, ws, "run", "--script", scriptPath, "crash test")
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				// Later attempts kill later: the first batch is written early in the span.
+				delay = time.Duration(rng.Int64N(int64(span))) + time.Duration(attempt)*span/attempts
+				time.Sleep(delay)
+				cmd.Process.Kill() // dsh alone: its commands must not outlive it
+				cmd.Wait()
+				noSurvivors(t, marker, delay)
 
-			store, err := session.Open(filepath.Join(home, "sessions"), session.Options{})
-			if err != nil {
-				t.Fatal(err)
+				var err error
+				if store, err = session.Open(filepath.Join(home, "sessions"), session.Options{}); err != nil {
+					t.Fatal(err)
+				}
+				infos, err := store.List(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(infos) > 0 {
+					id = infos[0].Header.ID
+				}
 			}
-			infos, err := store.List(t.Context())
-			if err != nil {
-				t.Fatal(err)
+			if id == "" {
+				t.Fatalf("%d kills all landed before the first batch was written", attempts)
 			}
-			if len(infos) == 0 {
-				return // killed before the first batch: nothing was claimed, nothing to check
-			}
-			id := infos[0].Header.ID
+			checked++
 			loaded, err := store.Load(t.Context(), id)
 			if err != nil {
 				t.Fatalf("killed after %v: load: %v", delay, err)
@@ -123,6 +143,28 @@ func TestRunSurvivesSIGKILL(t *testing.T) {
 				t.Fatalf("after resume the log ends with %s", last.Type)
 			}
 		})
+	}
+	if checked != runs {
+		t.Fatalf("%d of %d kills were checked", checked, runs)
+	}
+}
+
+// noSurvivors waits, for a bounded time, until no process a killed dsh's commands started
+// ("sleep <marker>") is alive, and fails otherwise.
+func noSurvivors(t *testing.T, marker string, delay time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	for len(sleepers(marker)) > 0 {
+		select {
+		case <-ctx.Done():
+			pids := sleepers(marker)
+			for _, pid := range pids {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Fatalf("killed after %v: %d processes its commands started survived dsh: %v", delay, len(pids), pids)
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
 

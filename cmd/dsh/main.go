@@ -80,18 +80,26 @@ func main() {
 	if quickjs.IsWorker(os.Args[1:]) {
 		os.Exit(quickjs.WorkerMain())
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// The first interrupt cancels the work (a turn ends "aborted" and its session is saved);
-	// a second one, should a tool not stop, terminates dsh at once.
+	os.Exit(runMain(os.Args[1:]))
+}
+
+// runMain runs dsh with the process's streams and signal handling and returns its exit
+// status.
+func runMain(args []string) int {
+	// SIGINT, SIGTERM and SIGHUP (the terminal went away) all end dsh the same way: the
+	// first cancels the work — a turn ends "aborted" and its session is saved, and every
+	// running command is stopped with everything it started — and a second one, should a
+	// tool not stop, terminates dsh at once. Even then, and after a SIGKILL, nothing a
+	// command started survives: see tools/shell's containment.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	context.AfterFunc(ctx, stop)
+	defer stop()
 	cwd, err := os.Getwd()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dsh:", err)
-		os.Exit(1)
+		return 1
 	}
-	code := run(ctx, &env{stdout: os.Stdout, stderr: os.Stderr, stdin: os.Stdin, cwd: cwd, getenv: os.Getenv}, os.Args[1:])
-	stop()
-	os.Exit(code)
+	return run(ctx, &env{stdout: os.Stdout, stderr: os.Stderr, stdin: os.Stdin, cwd: cwd, getenv: os.Getenv}, args)
 }
 
 // run executes one dsh invocation and returns its exit status.

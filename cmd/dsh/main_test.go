@@ -19,10 +19,10 @@ func TestMain(m *testing.M) {
 	if quickjs.IsWorker(os.Args[1:]) {
 		os.Exit(quickjs.WorkerMain())
 	}
-	// The tests configure this binary as an MCP server ("dsh mcp serve") of dsh itself.
+	// The tests run this binary as dsh itself (for example as an MCP server of dsh, or to
+	// be killed), with main's signal handling.
 	if os.Getenv("DSH_TEST_AS_DSH") == "1" {
-		cwd, _ := os.Getwd()
-		os.Exit(run(context.Background(), &env{stdout: os.Stdout, stderr: os.Stderr, stdin: os.Stdin, cwd: cwd, getenv: os.Getenv}, os.Args[1:]))
+		os.Exit(runMain(os.Args[1:]))
 	}
 	goleak.VerifyTestMain(m)
 }

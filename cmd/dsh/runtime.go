@@ -124,7 +124,23 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 	if err := add(search.Install(reg, search.Config{Root: ws, SpillDir: spillDir})); err != nil {
 		return nil, fmt.Errorf("search tools: %w", err)
 	}
-	if err := add(shell.Install(reg, shell.Config{Root: ws, Sandbox: c.ShellSandbox(), SpillDir: spillDir})); err != nil {
+	// Commands may not change the repository's metadata, the project's dsh configuration
+	// or dsh's home, even inside the writable workspace (enforced under the sandbox).
+	protected := []string{filepath.Join(ws, ".git"), filepath.Join(ws, ".dsh")}
+	if filepath.IsAbs(c.Home) {
+		protected = append(protected, c.Home)
+	}
+	shellCfg := shell.Config{Root: ws, Sandbox: c.ShellSandbox(), SpillDir: spillDir,
+		ReadOnlyPaths:  protected,
+		MaxProcesses:   c.Shell.MaxProcesses,
+		MaxMemoryBytes: int64(c.Shell.MaxMemoryMiB) << 20,
+		Notice: func(msg string) {
+			if cfg.Stderr != nil {
+				fmt.Fprintln(cfg.Stderr, "dsh: "+msg+"; set shell.sandbox to none to accept that, or to bwrap to require the sandbox")
+			}
+		},
+	}
+	if err := add(shell.Install(reg, shellCfg)); err != nil {
 		return nil, fmt.Errorf("shell tools: %w", err)
 	}
 	// Code Mode: TypeScript programs run in a fresh worker process (this binary in its

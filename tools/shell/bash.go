@@ -140,6 +140,9 @@ func newBash(r *Runner, jobs *Jobs, background bool) (*tool.Definition, error) {
 		"A command is stopped with everything it started when it times out."
 	if r.sandbox == SandboxBwrap {
 		desc += " Commands run in a sandbox: only the workspace and /tmp are writable and there is no network; a blocked write is reported as [sandbox: file access denied under " + sandboxMode + " mode] — a policy decision, not a bug to work around."
+		if names := r.protectedNames(); len(names) > 0 {
+			desc += " Inside the workspace these stay read-only: " + strings.Join(names, ", ") + "."
+		}
 	}
 	if b.background {
 		desc += " For long-running commands set run_in_background: the call returns a job id at once; read the output with job_output and stop the job with job_kill."

@@ -114,7 +114,7 @@ func TestBashTrapsSIGTERMAndExits(t *testing.T) {
 }
 
 // TestBashChildrenDoNotOutliveTheCommand: a command that forks children and exits returns
-// at once, and the children are stopped with it.
+// at once, and the children are stopped with it, including one in a new session.
 func TestBashChildrenDoNotOutliveTheCommand(t *testing.T) {
 	reg, _ := setup(t, Config{})
 	sleep := uniqueSleep(t)
@@ -124,14 +124,8 @@ func TestBashChildrenDoNotOutliveTheCommand(t *testing.T) {
 		t.Errorf("value = %+v", out)
 	}
 	assertGroupGone(t, atoi(t, out.Stdout.Text))
-	// The setsid child left the group and its output; only a sandbox can contain it. Clean
-	// it up so the test leaves nothing behind.
-	for _, pid := range processesWith(sleep) {
-		p, _ := os.FindProcess(pid)
-		if err := p.Kill(); err != nil {
-			t.Log(err)
-		}
-	}
+	// The setsid child left the group and its output, and is stopped all the same.
+	assertNoProcess(t, sleep)
 }
 
 // TestBashForkBombUnderTimeout: an exponential fork (bounded, for the machine's sake) is
@@ -266,6 +260,7 @@ func TestWorkdirThroughSymlinkedRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer r.Close()
 	for _, dir := range []string{filepath.Join(link, "sub"), filepath.Join(real, "sub"), "sub"} {
 		if got, err := r.Workdir(dir); err != nil || got != filepath.Join(real, "sub") {
 			t.Errorf("Workdir(%s) = %q, %v", dir, got, err)
@@ -384,7 +379,10 @@ func TestNewRunnerErrors(t *testing.T) {
 		{Config{}, "shell: Config.Root (the workspace root) is required"},
 		{Config{Root: filepath.Join(root, "missing")}, "no such file or directory"},
 		{Config{Root: file}, "is not a directory"},
-		{Config{Root: root, Sandbox: "docker"}, `shell: unknown sandbox "docker" (supported: "bwrap")`},
+		{Config{Root: root, Sandbox: "docker"}, `shell: unknown sandbox "docker" (supported: "auto", "bwrap", "none")`},
+		{Config{Root: root, Sandbox: SandboxBwrap, Bwrap: "bwrap"}, `shell: Config.Bwrap must be an absolute path, got "bwrap"`},
+		{Config{Root: root, Sandbox: SandboxBwrap, Bwrap: "/nonexistent/bwrap"}, `needs bubblewrap, which is not installed at /nonexistent/bwrap`},
+		{Config{Root: root, ReadOnlyPaths: []string{".git"}}, `shell: read-only path ".git" is not absolute`},
 		{Config{Root: root, Shell: "/nonexistent/zsh"}, `shell: shell "/nonexistent/zsh"`},
 		{Config{Root: root, Timeout: -1}, "shell: Timeout must be positive"},
 	}

@@ -1,11 +1,11 @@
 package shell
 
 import (
-	"bytes"
-	"errors"
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -17,10 +17,11 @@ import (
 // pollInterval is how often a process group is probed while waiting for it to die.
 const pollInterval = 10 * time.Millisecond
 
-// group is the process group of one command. Every signal goes to the whole group, so
-// children a command forked are stopped with it.
+// group is one command with everything it started (see family). Every signal goes to the
+// whole of it, so children a command forked, and those that left its process group, are
+// stopped with it.
 type group struct {
-	pgid  int
+	fam   *family
 	grace time.Duration
 
 	mu       sync.Mutex
@@ -29,8 +30,8 @@ type group struct {
 	killer   *time.Timer
 }
 
-// terminate sends SIGTERM to the group and, when it is still alive after the grace period,
-// SIGKILL. It is idempotent.
+// terminate sends SIGTERM to the command's processes and, when some are still alive after
+// the grace period, SIGKILL. It is idempotent.
 func (g *group) terminate() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -38,20 +39,20 @@ func (g *group) terminate() {
 		return
 	}
 	g.termSent = true
-	_ = syscall.Kill(-g.pgid, syscall.SIGTERM)
+	g.fam.signal(syscall.SIGTERM)
 	g.killer = time.AfterFunc(g.grace, g.forceKill)
 }
 
-// forceKill sends SIGKILL to the group unless it is known to be gone.
+// forceKill sends SIGKILL to the command's processes unless they are known to be gone.
 func (g *group) forceKill() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.gone && groupAlive(g.pgid) {
-		_ = syscall.Kill(-g.pgid, syscall.SIGKILL)
+	if !g.gone && g.fam.alive() {
+		g.fam.signal(syscall.SIGKILL)
 	}
 }
 
-// markGone records that the group has no live member, so no later signal can reach a
+// markGone records that the command has no live process, so no later signal can reach a
 // process group that reuses its id.
 func (g *group) markGone() {
 	g.mu.Lock()
@@ -62,62 +63,19 @@ func (g *group) markGone() {
 	}
 }
 
-// groupAlive reports whether process group pgid has a member that is not a zombie. A group
-// of zombies counts as gone: it cannot run or hold files open, and an init process that
-// does not reap orphans (as in some containers) would otherwise keep it "alive" forever.
-func groupAlive(pgid int) bool {
-	err := syscall.Kill(-pgid, 0)
-	if errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	live, ok := liveMembers(pgid)
-	if !ok {
-		return err == nil || errors.Is(err, syscall.EPERM)
-	}
-	return live
-}
-
 // liveMembers scans /proc for a process of group pgid that is not a zombie. ok is false
 // when /proc cannot be read.
 func liveMembers(pgid int) (live, ok bool) {
-	d, err := os.Open("/proc")
-	if err != nil {
+	entries, ok := readProc()
+	if !ok {
 		return false, false
 	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return false, false
-	}
-	want := strconv.Itoa(pgid)
-	for _, n := range names {
-		if n[0] < '0' || n[0] > '9' {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + n + "/stat")
-		if err != nil {
-			continue
-		}
-		state, pg, ok := parseStat(data)
-		if ok && pg == want && state != 'Z' && state != 'X' {
+	for _, e := range entries {
+		if e.pgrp == pgid && e.live() {
 			return true, true
 		}
 	}
 	return false, true
-}
-
-// parseStat extracts the state and process group from /proc/<pid>/stat:
-// "pid (comm) state ppid pgrp ...", where comm may contain spaces and parentheses.
-func parseStat(data []byte) (state byte, pgrp string, ok bool) {
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, "", false
-	}
-	f := bytes.Fields(data[i+1:])
-	if len(f) < 3 || len(f[0]) != 1 {
-		return 0, "", false
-	}
-	return f[0][0], string(f[2]), true
 }
 
 // process is one running command in its own process group, with captured output.
@@ -128,6 +86,7 @@ type process struct {
 	stderr *collector
 	pipes  [2]*os.File // read ends of stdout and stderr
 	grace  time.Duration
+	guard  *guard
 
 	readers sync.WaitGroup
 	exited  chan struct{} // closed when the command's own process has exited
@@ -144,6 +103,9 @@ type spawnSpec struct {
 	stdout *collector
 	stderr *collector
 	grace  time.Duration
+	marker string  // markerVar=value, added to env
+	cg     *cgroup // the command's cgroup, or nil
+	guard  *guard  // told about the process group, or nil
 }
 
 // spawn starts argv in a new process group with stdin from /dev/null and stdout and
@@ -162,33 +124,64 @@ func spawn(s spawnSpec) (*process, error) {
 	}
 	cmd := exec.Command(s.argv[0], s.argv[1:]...)
 	cmd.Dir = s.dir
-	cmd.Env = s.env
+	cmd.Env = append(slices.Clip(s.env), s.marker)
 	cmd.Stdout = outW
 	cmd.Stderr = errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
-	// The child holds its own copies of the write ends; ours must go for EOF to arrive.
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		outR.Close()
-		errR.Close()
-		return nil, err
+	// The direct child is killed when its parent dies, even by SIGKILL.
+	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if s.cg != nil {
+		// Born in its own cgroup (clone3 with CLONE_INTO_CGROUP): nothing it forks,
+		// however early, is ever outside it.
+		attr.UseCgroupFD, attr.CgroupFD = true, s.cg.fd
 	}
+	cmd.SysProcAttr = attr
 	p := &process{
 		cmd:    cmd,
-		group:  &group{pgid: cmd.Process.Pid, grace: s.grace},
 		stdout: s.stdout,
 		stderr: s.stderr,
 		pipes:  [2]*os.File{outR, errR},
 		grace:  s.grace,
+		guard:  s.guard,
 		exited: make(chan struct{}),
 		done:   make(chan struct{}),
 	}
-	p.readers.Add(2)
-	go p.copy(s.stdout, outR)
-	go p.copy(s.stderr, errR)
-	go p.lifecycle()
+	started := make(chan error, 1)
+	// The parent-death signal fires when the OS thread that forked the child exits, not
+	// when the process does, and the Go runtime ends a thread when a goroutine locked to it
+	// returns. So the goroutine that starts the command locks its thread and keeps it until
+	// the command has been waited for: the thread, and with it the death signal's trigger,
+	// lives exactly as long as the command (or the whole process) does.
+	go func() {
+		runtime.LockOSThread()
+		err := cmd.Start()
+		// The child holds its own copies of the write ends; ours must go for EOF to arrive.
+		outW.Close()
+		errW.Close()
+		if err != nil {
+			runtime.UnlockOSThread()
+			started <- err
+			return
+		}
+		pid := cmd.Process.Pid
+		p.group = &group{fam: &family{leader: pid, pgid: pid, marker: s.marker, cg: s.cg, start: startTime(pid)}, grace: s.grace}
+		if p.guard != nil {
+			p.guard.track(pid, true)
+		}
+		p.readers.Add(2)
+		go p.copy(s.stdout, outR)
+		go p.copy(s.stderr, errR)
+		started <- nil
+		p.waitErr = cmd.Wait()
+		runtime.UnlockOSThread()
+		p.state = cmd.ProcessState
+		close(p.exited)
+		p.settle()
+	}()
+	if err := <-started; err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -197,26 +190,31 @@ func (p *process) copy(dst *collector, src *os.File) {
 	_, _ = io.Copy(dst, src)
 }
 
-// lifecycle waits for the command, then stops whatever it left running in its group,
-// waits for the group to be gone and the output to drain, and settles.
-func (p *process) lifecycle() {
-	p.waitErr = p.cmd.Wait()
-	p.state = p.cmd.ProcessState
-	close(p.exited)
-
-	// Children the command left behind in its group are stopped with it.
-	if groupAlive(p.group.pgid) {
+// settle runs once the command's own process has exited: it stops whatever the command
+// left running (in its group, its cgroup or carrying its marker), waits for all of it to
+// be gone, reaps what was re-parented to this process, lets the output drain, and closes
+// done.
+func (p *process) settle() {
+	fam := p.group.fam
+	if fam.alive() {
 		p.group.terminate()
-	}
-	// SIGKILL follows SIGTERM after the grace period; a process that survives even that
-	// (uninterruptible sleep) is waited for a little longer, then given up on.
-	deadline := time.Now().Add(2*p.grace + time.Second)
-	for groupAlive(p.group.pgid) && time.Now().Before(deadline) {
-		time.Sleep(pollInterval)
+		// SIGKILL follows SIGTERM after the grace period; a process that survives even
+		// that (uninterruptible sleep) is waited for a little longer, then given up on.
+		deadline := time.Now().Add(2*p.grace + time.Second)
+		for fam.alive() && time.Now().Before(deadline) {
+			time.Sleep(pollInterval)
+		}
 	}
 	p.group.markGone()
+	fam.reap()
+	if p.guard != nil {
+		p.guard.track(fam.pgid, false)
+	}
+	if fam.cg != nil {
+		fam.cg.remove()
+	}
 
-	// A process that left the group (setsid) may still hold the pipes: bound the drain.
+	// A process that could not be stopped may still hold the pipes: bound the drain.
 	drained := make(chan struct{})
 	go func() {
 		p.readers.Wait()

@@ -252,6 +252,7 @@ func BenchmarkRunEcho(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer r.Close()
 	b.ReportAllocs()
 	for b.Loop() {
 		res, err := r.Run(b.Context(), Request{Command: "echo hi"})

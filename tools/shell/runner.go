@@ -11,9 +11,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/dsh-go/dsh/tool"
 )
@@ -26,10 +30,23 @@ const (
 	DefaultMaxSpillBytes  = 64 << 20
 	DefaultGrace          = 3 * time.Second
 	DefaultMaxJobs        = 10
+	// DefaultMaxProcesses bounds the processes of one command (see Config.MaxProcesses).
+	DefaultMaxProcesses = 4096
+	// DefaultMaxMemoryBytes bounds the memory of one command (see Config.MaxMemoryBytes).
+	DefaultMaxMemoryBytes int64 = 8 << 30
 )
 
-// SandboxBwrap is the Sandbox value that runs commands under bubblewrap.
-const SandboxBwrap = "bwrap"
+// Sandbox values.
+const (
+	// SandboxNone runs commands as they are: contained (process group, death signal,
+	// cgroup or rlimits) but not sandboxed.
+	SandboxNone = "none"
+	// SandboxBwrap runs commands under bubblewrap and fails when it is not usable.
+	SandboxBwrap = "bwrap"
+	// SandboxAuto runs commands under bubblewrap when a probe shows it works on this host,
+	// and as SandboxNone otherwise, saying so once through Config.Notice.
+	SandboxAuto = "auto"
+)
 
 // Config configures the shell runner and tools. Only Root is required.
 type Config struct {
@@ -50,10 +67,37 @@ type Config struct {
 	SpillDir string
 	// Grace is the time between SIGTERM and SIGKILL when a command is stopped (default 3s).
 	Grace time.Duration
-	// Sandbox confines commands: "" runs them as they are (not a sandbox), SandboxBwrap
-	// runs them under bubblewrap with the workspace writable, the rest of the file system
-	// read-only, a private /tmp and no network.
+	// Sandbox confines commands: "" or SandboxNone runs them as they are (not a sandbox),
+	// SandboxBwrap runs them under bubblewrap with the workspace writable, ReadOnlyPaths
+	// and the rest of the file system read-only, a private /tmp and no network, and
+	// SandboxAuto does so when bubblewrap works here.
 	Sandbox string
+	// ReadOnlyPaths are absolute paths that sandboxed commands may read but not change,
+	// even inside the workspace (for example <workspace>/.git, <workspace>/.dsh and dsh's
+	// home). A path that is a symbolic link protects its target; a ".git" file protects
+	// the git directory it names too. They cannot be enforced without a sandbox.
+	ReadOnlyPaths []string
+	// Bwrap is the bubblewrap binary, an absolute path. Empty means the first of
+	// /usr/bin/bwrap and /bin/bwrap that exists; $PATH is never searched.
+	Bwrap string
+	// Notice receives the one-line explanation when Sandbox is SandboxAuto and commands
+	// run without a sandbox because bubblewrap is not usable. nil writes it to standard
+	// error.
+	Notice func(string)
+	// MaxProcesses bounds the processes of one command: pids.max of its cgroup where the
+	// pids controller is available, else RLIMIT_NPROC (which counts all of the user's
+	// processes and does not bind root). 0 means DefaultMaxProcesses; negative, no limit.
+	MaxProcesses int
+	// MaxMemoryBytes bounds the memory of one command: memory.max of its cgroup where the
+	// memory controller is available, else RLIMIT_AS of each of its processes. 0 means
+	// DefaultMaxMemoryBytes; negative, no limit.
+	MaxMemoryBytes int64
+	// DisableCgroups runs commands without their own cgroups even where cgroup v2 is
+	// writable; limits then use rlimits, and processes are found by group and marker only.
+	DisableCgroups bool
+	// CgroupParent is the cgroup v2 directory under which the runner creates its own;
+	// empty means the cgroup this process is in.
+	CgroupParent string
 	// Shell is the shell binary; default /bin/bash, or sh when bash is missing.
 	Shell string
 	// Env adds variables to the commands' environment (after the ambient environment
@@ -66,7 +110,8 @@ type Config struct {
 	MaxJobs int
 }
 
-// Runner runs shell commands in their own process groups within a workspace.
+// Runner runs shell commands in their own process groups within a workspace. Close it to
+// stop everything its commands left and to release its cgroup and guard process.
 type Runner struct {
 	root       string // absolute, symbolic links resolved
 	alias      string // absolute, as configured
@@ -76,16 +121,32 @@ type Runner struct {
 	maxSpill   int64
 	grace      time.Duration
 	shell      string
-	sandbox    string
+	sandbox    string // SandboxNone or SandboxBwrap, as settled
+	fallback   string // why SandboxAuto fell back to none
+	bwrap      string // the bubblewrap binary
+	readOnly   []string
 	env        []string
+
+	id        string // names the cgroup and the marker
+	seq       atomic.Int64
+	limits    limits
+	procFlag  string   // the shell's ulimit option for RLIMIT_NPROC
+	cgroups   *cgroups // nil without cgroups
+	cgroupErr string   // why there are no cgroups
+
+	guardMu sync.Mutex
+	guard   *guard
+	closed  bool
 
 	spillDir string
 	spillMu  sync.Mutex
 	spillTmp string
 }
 
-// NewRunner validates cfg and returns a runner. With Sandbox "bwrap" it checks that
-// bubblewrap is installed and works.
+// NewRunner validates cfg and returns a runner. With Sandbox "bwrap" or "auto" it checks
+// once that bubblewrap is installed and works. It makes this process a child subreaper
+// (PR_SET_CHILD_SUBREAPER), so that descendants of commands whose parents exit are
+// re-parented to it and can be stopped and reaped when their command ends.
 func NewRunner(cfg Config) (*Runner, error) {
 	if cfg.Root == "" {
 		return nil, errors.New("shell: Config.Root (the workspace root) is required")
@@ -109,8 +170,8 @@ func NewRunner(cfg Config) (*Runner, error) {
 		maxOutput:  orDefault(cfg.MaxOutputBytes, DefaultMaxOutputBytes),
 		maxSpill:   orDefault(cfg.MaxSpillBytes, DefaultMaxSpillBytes),
 		grace:      orDefault(cfg.Grace, DefaultGrace),
-		sandbox:    cfg.Sandbox,
 		spillDir:   cfg.SpillDir,
+		id:         newRunnerID(),
 	}
 	for name, v := range map[string]int64{
 		"Timeout": int64(r.timeout), "MaxTimeout": int64(r.maxTimeout), "MaxOutputBytes": int64(r.maxOutput),
@@ -124,16 +185,135 @@ func NewRunner(cfg Config) (*Runner, error) {
 		return nil, err
 	}
 	r.env = environment(os.Environ(), cfg.Env)
-	switch cfg.Sandbox {
-	case "":
-	case SandboxBwrap:
-		if err := r.probeBwrap(); err != nil {
-			return nil, err
+	for _, p := range cfg.ReadOnlyPaths {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("shell: read-only path %q is not absolute", p)
 		}
-	default:
-		return nil, fmt.Errorf("shell: unknown sandbox %q (supported: %q)", cfg.Sandbox, SandboxBwrap)
+		r.readOnly = append(r.readOnly, filepath.Clean(p))
+	}
+	r.limits = limits{procs: cfg.MaxProcesses, memory: cfg.MaxMemoryBytes}
+	if r.limits.procs == 0 {
+		r.limits.procs = DefaultMaxProcesses
+	}
+	if r.limits.memory == 0 {
+		r.limits.memory = DefaultMaxMemoryBytes
+	}
+	if err := r.chooseSandbox(cfg.Sandbox, cfg.Bwrap); err != nil {
+		return nil, err
+	}
+	if r.fallback != "" {
+		msg := "shell sandbox: bubblewrap is not usable here, so commands run without a sandbox (" + r.fallback + ")"
+		if cfg.Notice != nil {
+			cfg.Notice(msg)
+		} else {
+			fmt.Fprintln(os.Stderr, msg)
+		}
+	}
+	if err := subreaperOnce(); err != nil {
+		return nil, fmt.Errorf("shell: cannot become a child subreaper: %w", err)
+	}
+	// The guard starts before the runner's cgroup exists, so that whenever this process
+	// dies there is someone to remove it.
+	cgName := "dsh-shell-" + r.id
+	cgPath := ""
+	if cfg.DisableCgroups {
+		r.cgroupErr = "disabled by the configuration"
+	} else if dir, _, err := cgroupDir(cfg.CgroupParent, cgName); err != nil {
+		r.cgroupErr = err.Error()
+	} else {
+		cgPath = dir
+	}
+	if r.guard, err = startGuard(cgPath, markerVar+"="+r.id+"-"); err != nil {
+		return nil, err
+	}
+	if cgPath != "" {
+		if cg, err := openCgroups(cfg.CgroupParent, cgName); err != nil {
+			r.cgroupErr = err.Error()
+		} else {
+			r.cgroups = cg
+		}
+	}
+	if r.rlimits() != (limits{}) {
+		r.procFlag = procLimitFlag(r.shell)
 	}
 	return r, nil
+}
+
+// rlimits returns the limits the shell must set itself, those no cgroup controller
+// enforces, lowered to this process's hard limits.
+func (r *Runner) rlimits() limits {
+	lim := r.limits
+	if r.cgroups != nil && r.cgroups.pids {
+		lim.procs = 0
+	}
+	if r.cgroups != nil && r.cgroups.memory {
+		lim.memory = 0
+	}
+	lim.procs = int(capToHard(unix.RLIMIT_NPROC, int64(lim.procs)))
+	lim.memory = capToHard(unix.RLIMIT_AS, lim.memory)
+	return lim
+}
+
+// Sandbox returns the sandbox commands run under, SandboxBwrap or SandboxNone, and when
+// SandboxAuto fell back to none, why.
+func (r *Runner) Sandbox() (mode, fallback string) { return r.sandbox, r.fallback }
+
+// containment describes how commands are contained on this host, in one line: the
+// sandbox, whether each gets its own cgroup, and how its limits are enforced.
+func (r *Runner) containment() string {
+	var b strings.Builder
+	b.WriteString("sandbox " + r.sandbox)
+	if r.cgroups != nil {
+		b.WriteString("; a cgroup per command under " + r.cgroups.dir)
+	} else {
+		b.WriteString("; no cgroups (" + r.cgroupErr + ")")
+	}
+	var how []string
+	if r.cgroups != nil && r.cgroups.pids {
+		how = append(how, "pids.max")
+	}
+	if r.cgroups != nil && r.cgroups.memory {
+		how = append(how, "memory.max")
+	}
+	rl := r.rlimits()
+	if rl.procs > 0 {
+		how = append(how, "RLIMIT_NPROC")
+	}
+	if rl.memory > 0 {
+		how = append(how, "RLIMIT_AS")
+	}
+	if len(how) > 0 {
+		b.WriteString("; limits by " + strings.Join(how, ", "))
+	}
+	return b.String()
+}
+
+// Close stops whatever the runner's commands left running, waits for its guard process
+// and removes its cgroup. Commands still running are killed; later ones fail to start.
+// It is idempotent.
+func (r *Runner) Close() error {
+	r.guardMu.Lock()
+	r.closed = true
+	g := r.guard
+	r.guard = nil
+	r.guardMu.Unlock()
+	if g != nil {
+		g.close() // the guard kills what is left and removes the cgroups
+	}
+	if r.cgroups != nil {
+		_ = os.Remove(r.cgroups.dir)
+	}
+	return nil
+}
+
+// liveGuard returns the guard, or an error once the runner is closed.
+func (r *Runner) liveGuard() (*guard, error) {
+	r.guardMu.Lock()
+	defer r.guardMu.Unlock()
+	if r.closed {
+		return nil, errClosed
+	}
+	return r.guard, nil
 }
 
 func orDefault[T int | int64 | time.Duration](v, def T) T {
@@ -293,15 +473,32 @@ func (r *Runner) spawn(req Request) (*process, error) {
 	if dir == "" {
 		dir = r.root
 	}
+	g, err := r.liveGuard()
+	if err != nil {
+		return nil, err
+	}
+	var cg *cgroup
+	if r.cgroups != nil {
+		if cg, err = r.cgroups.create(r.limits); err != nil {
+			return nil, err
+		}
+	}
 	dirFn := r.spillDirectory
-	return spawn(spawnSpec{
-		argv:   r.argv(req.Command, dir),
+	p, err := spawn(spawnSpec{
+		argv:   r.argv(req.Command, dir, r.rlimits()),
 		dir:    dir,
 		env:    r.env,
 		stdout: newCollector(r.maxOutput, r.maxSpill, dirFn, "stdout"),
 		stderr: newCollector(r.maxOutput, r.maxSpill, dirFn, "stderr"),
 		grace:  r.grace,
+		marker: markerVar + "=" + r.id + "-" + strconv.FormatInt(r.seq.Add(1), 10),
+		cg:     cg,
+		guard:  g,
 	})
+	if err != nil && cg != nil {
+		cg.remove()
+	}
+	return p, err
 }
 
 // Run runs a command in the foreground and waits for it and everything it started in its

@@ -54,8 +54,8 @@ func NewTools(cfg Config) (*Tools, error) {
 	return t, nil
 }
 
-// Register registers the tools in scope s. undo unregisters them and kills every
-// background job, waiting until they are gone: call it when the session ends.
+// Register registers the tools in scope s. undo unregisters them, kills every background
+// job, waiting until they are gone, and closes the runner: call it when the session ends.
 func (t *Tools) Register(s *tool.Scope) (undo func(), err error) {
 	var undos []func()
 	undo = func() {
@@ -65,6 +65,7 @@ func (t *Tools) Register(s *tool.Scope) (undo func(), err error) {
 		if t.Jobs != nil {
 			t.Jobs.Close()
 		}
+		t.Runner.Close()
 	}
 	for _, def := range []*tool.Definition{t.Bash, t.JobOutput, t.JobList, t.JobKill} {
 		if def == nil {
