@@ -120,6 +120,9 @@ func (m *Model) statusError(status int, header http.Header, body []byte) *llm.Er
 	case (status == http.StatusNotFound || status == http.StatusBadRequest || status == http.StatusUnprocessableEntity) && isUnknownModel(detail):
 		e.Code = llm.CodeUnknownModel
 		e.Message = fmt.Sprintf("model %q is not available at %s: %s", m.cfg.Model, base, msg)
+		if r := RetiredModelError(m.cfg.Model); r != nil {
+			e.Message = fmt.Sprintf("%s answered %q (HTTP %d): %s", base, msg, status, r.Message)
+		}
 	case status == http.StatusNotFound:
 		e.Code = llm.CodeNotFound
 		e.Message = fmt.Sprintf("%s was not found (HTTP 404); check the base URL: %s", m.url, msg)

@@ -344,7 +344,7 @@ func TestHTTPErrors(t *testing.T) {
 		{
 			name: "context too long",
 			step: errStep(400, `{"error":{"message":"This model's maximum context length is 131072 tokens. However, you requested 140000 tokens.","type":"invalid_request_error"}}`, nil),
-			want: want{llm.CodeContextWindowExceeded, 400, `the conversation is too long for model "deepseek-chat" at %s (HTTP 400): This model's maximum context length is 131072 tokens. However, you requested 140000 tokens.`},
+			want: want{llm.CodeContextWindowExceeded, 400, `the conversation is too long for model "deepseek-flash" at %s (HTTP 400): This model's maximum context length is 131072 tokens. However, you requested 140000 tokens.`},
 		},
 		{
 			name: "invalid parameters",
@@ -414,7 +414,7 @@ func TestNewValidates(t *testing.T) {
 		t.Errorf("model = %+v", m)
 	}
 	d, err := New(Config{APIKey: "k"})
-	if err != nil || d.Provider() != "deepseek" || d.Name() != "deepseek-chat" || d.BaseURL() != DefaultBaseURL {
+	if err != nil || d.Provider() != "deepseek" || d.Name() != "deepseek-flash" || d.Thinking() != "enabled" || d.BaseURL() != DefaultBaseURL {
 		t.Errorf("defaults = %+v, %v", d, err)
 	}
 }
