@@ -255,21 +255,34 @@ type chatRequest struct {
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	rec := ChatRequest{Header: r.Header.Clone(), Body: body}
-	status := s.serveChat(w, r, body, &rec)
-	rec.Status = status
+	// The request is recorded before anything is written, so a client that has read the
+	// answer always finds its request in Requests.
+	var respond func(http.ResponseWriter)
+	rec.Status, respond = s.serveChat(r, body, &rec)
 	s.mu.Lock()
 	s.requests = append(s.requests, rec)
 	s.mu.Unlock()
+	respond(w)
 }
 
-// serveChat answers one chat request and returns the status it sent.
-func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, body []byte, rec *ChatRequest) int {
+// errorReply returns the status and the writer of an error answer.
+func errorReply(status int, message, typ string, header ...string) (int, func(http.ResponseWriter)) {
+	return status, func(w http.ResponseWriter) {
+		for i := 0; i+1 < len(header); i += 2 {
+			w.Header().Set(header[i], header[i+1])
+		}
+		writeError(w, status, message, typ)
+	}
+}
+
+// serveChat decides the answer to one chat request: its status and how to write it.
+func (s *Server) serveChat(r *http.Request, body []byte, rec *ChatRequest) (int, func(http.ResponseWriter)) {
 	if !s.authorized(r) {
-		return writeError(w, http.StatusUnauthorized, "Authentication Fails, Your api key is invalid", "authentication_error")
+		return errorReply(http.StatusUnauthorized, "Authentication Fails, Your api key is invalid", "authentication_error")
 	}
 	var req chatRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		return writeError(w, http.StatusBadRequest, "Failed to deserialize the JSON body into the target type: "+err.Error(), "invalid_request_error")
+		return errorReply(http.StatusBadRequest, "Failed to deserialize the JSON body into the target type: "+err.Error(), "invalid_request_error")
 	}
 	rec.Model, rec.Messages, rec.ReasoningEffort = req.Model, req.Messages, req.ReasoningEffort
 	for _, t := range req.Tools {
@@ -281,7 +294,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, body []byte, 
 	switch req.Model {
 	case ModelFlash, ModelFlashLegacy, ModelPro:
 	default:
-		return writeError(w, http.StatusBadRequest, "Model Not Exist", "invalid_request_error")
+		return errorReply(http.StatusBadRequest, "Model Not Exist", "invalid_request_error")
 	}
 	thinking := true
 	if req.Thinking != nil {
@@ -290,21 +303,21 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, body []byte, 
 		case "disabled":
 			thinking = false
 		default:
-			return writeError(w, http.StatusBadRequest, fmt.Sprintf("thinking.type must be \"enabled\" or \"disabled\", got %q", req.Thinking.Type), "invalid_request_error")
+			return errorReply(http.StatusBadRequest, fmt.Sprintf("thinking.type must be \"enabled\" or \"disabled\", got %q", req.Thinking.Type), "invalid_request_error")
 		}
 	}
 	switch req.ReasoningEffort {
 	case "", "low", "high", "max":
 	default:
-		return writeError(w, http.StatusBadRequest, fmt.Sprintf("reasoning_effort must be one of low, high, max, got %q", req.ReasoningEffort), "invalid_request_error")
+		return errorReply(http.StatusBadRequest, fmt.Sprintf("reasoning_effort must be one of low, high, max, got %q", req.ReasoningEffort), "invalid_request_error")
 	}
 	if len(req.Messages) == 0 {
-		return writeError(w, http.StatusBadRequest, "messages must not be empty", "invalid_request_error")
+		return errorReply(http.StatusBadRequest, "messages must not be empty", "invalid_request_error")
 	}
 	if thinking {
 		for _, m := range req.Messages {
 			if m.Role == "assistant" && len(m.ToolCalls) > 0 && (m.ReasoningContent == nil || *m.ReasoningContent == "") {
-				return writeError(w, http.StatusBadRequest, ReasoningPassBackMessage, "invalid_request_error")
+				return errorReply(http.StatusBadRequest, ReasoningPassBackMessage, "invalid_request_error")
 			}
 		}
 	}
@@ -313,7 +326,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, body []byte, 
 		n := len(s.requests) + 1
 		s.mu.Unlock()
 		s.t.Errorf("deepseektest: chat request %d arrived with no reply enqueued", n)
-		return writeError(w, http.StatusInternalServerError, "deepseektest: no reply enqueued", "server_error")
+		return errorReply(http.StatusInternalServerError, "deepseektest: no reply enqueued", "server_error")
 	}
 	reply := s.replies[0]
 	s.replies = s.replies[1:]
@@ -327,14 +340,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, body []byte, 
 	s.mu.Unlock()
 
 	if reply.Status != 0 && reply.Status != http.StatusOK {
-		if reply.RetryAfter > 0 {
-			w.Header().Set("Retry-After", fmt.Sprint(int(reply.RetryAfter.Seconds())))
-		}
-		msg := reply.Message
-		if msg == "" {
-			msg = defaultMessage(reply.Status)
-		}
-		return writeError(w, reply.Status, msg, errorType(reply.Status))
+		return failReply(reply)
 	}
 	if !thinking {
 		reply.Reasoning = ""
@@ -351,8 +357,20 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, body []byte, 
 		usage = estimate(req.Messages, prev, reply)
 	}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	stream(w, req.Model, reply, *usage, includeUsage)
-	return http.StatusOK
+	return http.StatusOK, func(w http.ResponseWriter) { stream(w, req.Model, reply, *usage, includeUsage) }
+}
+
+// failReply answers a scripted failure.
+func failReply(reply Reply) (int, func(http.ResponseWriter)) {
+	msg := reply.Message
+	if msg == "" {
+		msg = defaultMessage(reply.Status)
+	}
+	var header []string
+	if reply.RetryAfter > 0 {
+		header = []string{"Retry-After", fmt.Sprint(int(reply.RetryAfter.Seconds()))}
+	}
+	return errorReply(reply.Status, msg, errorType(reply.Status), header...)
 }
 
 // lastOK returns the messages of the last request that was answered with a stream.

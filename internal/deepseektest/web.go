@@ -177,33 +177,27 @@ func (s *Server) fetch(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveWeb checks the key, the scripted failures and the per-second limit, then answers
-// with handle's value or error.
+// with handle's value or error. The request is recorded before the answer is written.
 func (s *Server) serveWeb(w http.ResponseWriter, r *http.Request, path string, qps int, handle func(body []byte) (any, int, string)) {
 	body, _ := io.ReadAll(r.Body)
 	rec := WebRequest{Path: path, Header: r.Header.Clone(), Body: body}
-	defer func() {
-		s.mu.Lock()
-		s.web = append(s.web, rec)
-		s.mu.Unlock()
-	}()
+	var respond func(http.ResponseWriter)
+	rec.Status, respond = s.decideWeb(r, path, qps, body, handle)
+	s.mu.Lock()
+	s.web = append(s.web, rec)
+	s.mu.Unlock()
+	respond(w)
+}
+
+func (s *Server) decideWeb(r *http.Request, path string, qps int, body []byte, handle func(body []byte) (any, int, string)) (int, func(http.ResponseWriter)) {
 	if !s.authorized(r) {
-		rec.Status = writeError(w, http.StatusUnauthorized, "Authentication Fails, Your api key is invalid", "authentication_error")
-		return
+		return errorReply(http.StatusUnauthorized, "Authentication Fails, Your api key is invalid", "authentication_error")
 	}
 	s.mu.Lock()
 	if f := s.webFail[path]; len(f) > 0 {
 		s.webFail[path] = f[1:]
 		s.mu.Unlock()
-		reply := f[0]
-		if reply.RetryAfter > 0 {
-			w.Header().Set("Retry-After", fmt.Sprint(int(reply.RetryAfter.Seconds())))
-		}
-		msg := reply.Message
-		if msg == "" {
-			msg = defaultMessage(reply.Status)
-		}
-		rec.Status = writeError(w, reply.Status, msg, errorType(reply.Status))
-		return
+		return failReply(f[0])
 	}
 	sec := s.opts.Now().Unix()
 	c := s.window[path]
@@ -215,19 +209,17 @@ func (s *Server) serveWeb(w http.ResponseWriter, r *http.Request, path string, q
 	over := c.n > qps
 	s.mu.Unlock()
 	if over {
-		w.Header().Set("Retry-After", "1")
-		rec.Status = writeError(w, http.StatusTooManyRequests,
-			fmt.Sprintf("Rate Limit Reached: at most %d requests per second to %s", qps, path), "rate_limit_error")
-		return
+		return errorReply(http.StatusTooManyRequests,
+			fmt.Sprintf("Rate Limit Reached: at most %d requests per second to %s", qps, path), "rate_limit_error", "Retry-After", "1")
 	}
 	v, status, msg := handle(body)
 	if status != http.StatusOK {
-		rec.Status = writeError(w, status, msg, errorType(status))
-		return
+		return errorReply(status, msg, errorType(status))
 	}
 	b, _ := json.Marshal(v)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	w.Write(b)
-	rec.Status = http.StatusOK
+	return http.StatusOK, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		w.Write(b)
+	}
 }
