@@ -17,7 +17,7 @@
 // skipped.
 //
 // The project's file comes with whatever repository was cloned, so it is not trusted with
-// keys that would redirect the API key (baseUrl, apiKeyEnv), loosen permissions
+// keys that would redirect the API key (baseUrl, apiKeyEnv, web.baseUrl), loosen permissions
 // (permissions.allow), start processes (mcp.servers), turn the shell sandbox off
 // (shell.sandbox) or choose where dsh writes (sessions.root, spill.dir): setting one there
 // is an error naming the file and line. It may tighten policy (permissions.ask,
@@ -27,9 +27,14 @@
 //
 // The files are YAML mappings with these keys:
 //
-//	model: deepseek-chat                 # the model to request
+//	model: deepseek-flash                # the model to request
 //	baseUrl: https://api.deepseek.com    # an OpenAI-compatible endpoint
 //	apiKeyEnv: DEEPSEEK_API_KEY          # the variable holding the API key (never the key itself)
+//	provider: deepseek                   # deepseek | openai-compatible; default from baseUrl
+//	thinking: enabled                    # DeepSeek's thinking mode: enabled | disabled
+//	reasoningEffort: high                # DeepSeek's reasoning effort: low | high | max
+//	web: {baseUrl: ""}                   # the Search and Fetch APIs' root; default: DeepSeek's
+//	pricing: {models: {NAME: {cacheHit, cacheMiss, output}}, holidays: [2026-10-01], …}
 //	mode: native                         # native | code | both
 //	codeRuntime: quickjs                 # quickjs (TypeScript) | starlark (Python-flavoured)
 //	maxParallelToolCalls: 10             # a positive integer
@@ -64,6 +69,7 @@ import (
 
 	"github.com/dsh-go/dsh/agent"
 	"github.com/dsh-go/dsh/llm/openai"
+	"github.com/dsh-go/dsh/llm/pricing"
 	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/policy/reminder"
 	"github.com/dsh-go/dsh/policy/rules"
@@ -82,6 +88,20 @@ type Config struct {
 	APIKeyEnv string
 	// APIKey is the value of that variable ("" when unset). It never comes from a file.
 	APIKey string
+	// Provider says what the model server is (key "provider"): openai.ProviderDeepSeek turns
+	// on DeepSeek's request fields, the retired-model check and the web tools; "" derives it
+	// from BaseURL (DeepSeek's host is "deepseek").
+	Provider string
+	// Thinking is DeepSeek's thinking mode, "enabled" or "disabled" (key "thinking"); ""
+	// leaves DeepSeek's default (enabled) and sends nothing to other servers.
+	Thinking string
+	// ReasoningEffort is DeepSeek's reasoning effort, "low", "high" or "max" (key
+	// "reasoningEffort"); "" leaves it to the server.
+	ReasoningEffort string
+	// Web configures the web tools (keys "web.*").
+	Web Web
+	// Pricing is the price table usage costs are estimated with (keys "pricing.*").
+	Pricing pricing.Table
 	// Mode is the tools' presentation mode (key "mode").
 	Mode tool.Mode
 	// CodeRuntime selects the Code Mode backend (key "codeRuntime"): CodeRuntimeQuickJS runs
@@ -117,6 +137,14 @@ type Sessions struct {
 	Root string
 	// Compression is the store's encoding (key "sessions.compression").
 	Compression session.Compression
+}
+
+// Web configures the web tools, web_search and web_fetch.
+type Web struct {
+	// BaseURL is the root of DeepSeek's Search and Fetch APIs (key "web.baseUrl"). "" means
+	// the model server's, and only when that is DeepSeek; the web tools are not offered
+	// otherwise.
+	BaseURL string
 }
 
 // Shell configures the shell tools.
@@ -211,6 +239,9 @@ type field struct {
 	env  string // the DSH_* variable, or ""
 }
 
+// ProviderOpenAICompatible is the provider value of any server that is not DeepSeek's.
+const ProviderOpenAICompatible = "openai-compatible"
+
 // Code Mode backends (key "codeRuntime").
 const (
 	CodeRuntimeQuickJS  = "quickjs"  // TypeScript in a QuickJS worker process (the default)
@@ -222,6 +253,9 @@ var fields = []field{
 	{"model", kindString, "DSH_MODEL"},
 	{"baseUrl", kindString, "DSH_BASE_URL"},
 	{"apiKeyEnv", kindString, "DSH_API_KEY_ENV"},
+	{"provider", kindString, "DSH_PROVIDER"},
+	{"thinking", kindString, "DSH_THINKING"},
+	{"reasoningEffort", kindString, "DSH_REASONING_EFFORT"},
 	{"mode", kindString, "DSH_MODE"},
 	{"codeRuntime", kindString, "DSH_CODE_RUNTIME"},
 	{"maxParallelToolCalls", kindInt, "DSH_MAX_PARALLEL_TOOL_CALLS"},
@@ -239,10 +273,16 @@ var fields = []field{
 	{"spill.maxInlineBytes", kindPolicy, "DSH_SPILL_MAX_INLINE_BYTES"},
 	{"spill.dir", kindPath, "DSH_SPILL_DIR"},
 	{"shell.sandbox", kindString, "DSH_SHELL_SANDBOX"},
+	{"web.baseUrl", kindString, "DSH_WEB_BASE_URL"},
+	{"pricing.currency", kindPolicy, ""},
+	{"pricing.models", kindPolicy, ""},
+	{"pricing.offPeakFactor", kindPolicy, ""},
+	{"pricing.webRequest", kindPolicy, ""},
+	{"pricing.holidays", kindPolicy, ""},
 }
 
 // sections are the keys whose values are mappings of further keys.
-var sections = []string{"sessions", "permissions", "reminder", "spill", "shell", "mcp"}
+var sections = []string{"sessions", "permissions", "reminder", "spill", "shell", "mcp", "web", "pricing"}
 
 // serversKey is the mapping of MCP server declarations by name.
 const serversKey = "mcp.servers"
@@ -301,6 +341,7 @@ func Default(home string) *Config {
 		Reminder:             reminder.DefaultConfig(),
 		Spill:                spill.DefaultConfig(),
 		Shell:                Shell{Sandbox: SandboxNone},
+		Pricing:              pricing.Default(),
 		MCP:                  mcp.Config{Servers: map[string]mcp.ServerConfig{}},
 		sources:              map[string]Source{},
 	}
@@ -411,7 +452,7 @@ func (l *layers) addFile(path string) error {
 // processes or move where sessions are written.
 func userOnly(key string) string {
 	switch key {
-	case "baseUrl", "apiKeyEnv":
+	case "baseUrl", "apiKeyEnv", "web.baseUrl":
 		return "a cloned repository could send your API key to a server of its choosing"
 	case "permissions.allow":
 		return "a cloned repository could allow itself what you did not"
@@ -546,7 +587,7 @@ func (l *layers) addFlag(s Setting, dir string) error {
 // isListKey reports whether a policy key holds a list of strings.
 func isListKey(key string) bool {
 	switch key {
-	case "permissions.allow", "permissions.ask", "permissions.deny", "reminder.include", "reminder.exclude":
+	case "permissions.allow", "permissions.ask", "permissions.deny", "reminder.include", "reminder.exclude", "pricing.holidays":
 		return true
 	}
 	return false
@@ -646,12 +687,31 @@ func (c *Config) set(f field, v value, userHome string) error {
 			return errors.New("model must not be empty")
 		}
 		c.Model = s
-	case "baseUrl":
+	case "baseUrl", "web.baseUrl":
 		u, err := url.Parse(s)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("baseUrl must be an absolute http or https URL, got %q", s)
+			return fmt.Errorf("%s must be an absolute http or https URL, got %q", f.key, s)
 		}
-		c.BaseURL = s
+		if f.key == "baseUrl" {
+			c.BaseURL = s
+		} else {
+			c.Web.BaseURL = s
+		}
+	case "provider":
+		if s != openai.ProviderDeepSeek && s != ProviderOpenAICompatible {
+			return fmt.Errorf("provider must be %q or %q, got %q", openai.ProviderDeepSeek, ProviderOpenAICompatible, s)
+		}
+		c.Provider = s
+	case "thinking":
+		if s != openai.ThinkingEnabled && s != openai.ThinkingDisabled {
+			return fmt.Errorf("thinking must be %q or %q, got %q", openai.ThinkingEnabled, openai.ThinkingDisabled, s)
+		}
+		c.Thinking = s
+	case "reasoningEffort":
+		if s != openai.EffortLow && s != openai.EffortHigh && s != openai.EffortMax {
+			return fmt.Errorf("reasoningEffort must be %q, %q or %q, got %q", openai.EffortLow, openai.EffortHigh, openai.EffortMax, s)
+		}
+		c.ReasoningEffort = s
 	case "apiKeyEnv":
 		if !envName.MatchString(s) {
 			return fmt.Errorf("apiKeyEnv must name an environment variable, got %q", s)
@@ -789,6 +849,18 @@ func (l *layers) applyPolicies(c *Config) error {
 			c.Reminder = r
 			return nil
 		}},
+		{"pricing", func(m *yaml.Node) error {
+			p := c.Pricing
+			p.Models = maps.Clone(p.Models)
+			if err := m.Decode(&p); err != nil {
+				return err
+			}
+			if err := p.Validate(); err != nil {
+				return err
+			}
+			c.Pricing = p
+			return nil
+		}},
 		{"spill", func(m *yaml.Node) error {
 			s := spill.Config{MaxInlineBytes: c.Spill.MaxInlineBytes}
 			if err := m.Decode(&s); err != nil {
@@ -851,6 +923,23 @@ func policyNode(key string, v value) (*yaml.Node, error) {
 	return doc.Content[0], nil
 }
 
+func orText(s, empty string) string {
+	if s == "" {
+		return empty
+	}
+	return s
+}
+
+// pricesText renders a price table as `dsh config` shows it.
+func pricesText(m map[string]pricing.Price) string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		p := m[name]
+		parts = append(parts, fmt.Sprintf("%s: %g/%g/%g", name, p.CacheHit, p.CacheMiss, p.Output))
+	}
+	return "{" + strings.Join(parts, ", ") + "} (per 1M tokens: cache hit/miss/output, peak)"
+}
+
 func orEmpty(s []string) []string {
 	if s == nil {
 		return []string{}
@@ -900,6 +989,15 @@ func (c *Config) Entries() []Entry {
 		"model":                          c.Model,
 		"baseUrl":                        c.BaseURL,
 		"apiKeyEnv":                      c.APIKeyEnv,
+		"provider":                       orText(c.Provider, "(from baseUrl)"),
+		"thinking":                       orText(c.Thinking, "(server default)"),
+		"reasoningEffort":                orText(c.ReasoningEffort, "(server default)"),
+		"web.baseUrl":                    orText(c.Web.BaseURL, "(the model server's, when it is DeepSeek)"),
+		"pricing.currency":               c.Pricing.Currency,
+		"pricing.models":                 pricesText(c.Pricing.Models),
+		"pricing.offPeakFactor":          strconv.FormatFloat(c.Pricing.OffPeakFactor, 'g', -1, 64),
+		"pricing.webRequest":             strconv.FormatFloat(c.Pricing.WebRequest, 'g', -1, 64),
+		"pricing.holidays":               list(c.Pricing.Holidays),
 		"mode":                           string(c.Mode),
 		"codeRuntime":                    c.CodeRuntime,
 		"maxParallelToolCalls":           strconv.Itoa(c.MaxParallelToolCalls),
@@ -936,9 +1034,33 @@ func (c *Config) Entries() []Entry {
 	return out
 }
 
-// ModelConfig returns the model client configuration: endpoint, model and key.
+// ModelConfig returns the model client configuration: endpoint, model, key, provider and
+// DeepSeek's thinking controls.
 func (c *Config) ModelConfig() openai.Config {
-	return openai.Config{BaseURL: c.BaseURL, Model: c.Model, APIKey: c.APIKey, APIKeyEnv: c.APIKeyEnv}
+	return openai.Config{BaseURL: c.BaseURL, Model: c.Model, APIKey: c.APIKey, APIKeyEnv: c.APIKeyEnv,
+		Provider: c.Provider, Thinking: c.Thinking, ReasoningEffort: c.ReasoningEffort}
+}
+
+// IsDeepSeek reports whether the model server is DeepSeek: provider says so, or it is not
+// set and baseUrl is DeepSeek's host.
+func (c *Config) IsDeepSeek() bool {
+	if c.Provider != "" {
+		return c.Provider == openai.ProviderDeepSeek
+	}
+	u, err := url.Parse(c.BaseURL)
+	return err == nil && strings.EqualFold(u.Hostname(), "api.deepseek.com")
+}
+
+// WebBaseURL returns the root of the Search and Fetch APIs the web tools use, and false
+// when they are off: web.baseUrl when set, else the model server's when it is DeepSeek.
+func (c *Config) WebBaseURL() (string, bool) {
+	if c.Web.BaseURL != "" {
+		return c.Web.BaseURL, true
+	}
+	if c.IsDeepSeek() {
+		return c.BaseURL, true
+	}
+	return "", false
 }
 
 // ShellSandbox returns the shell tools' Sandbox value ("" for none).
