@@ -28,7 +28,7 @@ func TestUsageOfSumsStepsTurnsAndSession(t *testing.T) {
 	events := []session.Event{
 		assistant(t, 1, 1, `{"inputTokens":100,"outputTokens":20,"cacheReadTokens":640,"reasoningTokens":5,"model":"deepseek-flash"}`),
 		assistant(t, 1, 2, `{"inputTokens":10,"outputTokens":2}`), // an older log: no model
-		assistant(t, 2, 1, ""),                                    // no usage reported
+		assistant(t, 2, 1, ""), // no usage reported
 		assistant(t, 3, 1, `{"inputTokens":1,"outputTokens":1,"model":"deepseek-v4-pro"}`),
 	}
 	u, err := session.UsageOf(events)

@@ -170,7 +170,9 @@ type Reply struct {
 	Status int
 	// Message is the error message of a Status reply; "" means DeepSeek's usual one.
 	Message string
-	// RetryAfter, when set, is sent as the Retry-After header of a Status reply.
+	// RetryAfter, when set, is sent with a Status reply: as Retry-After in whole seconds
+	// from one second up, below that as Retry-After-Ms (so a test's retry waits a
+	// millisecond, not the client's default backoff).
 	RetryAfter time.Duration
 }
 
@@ -367,8 +369,11 @@ func failReply(reply Reply) (int, func(http.ResponseWriter)) {
 		msg = defaultMessage(reply.Status)
 	}
 	var header []string
-	if reply.RetryAfter > 0 {
+	switch {
+	case reply.RetryAfter >= time.Second:
 		header = []string{"Retry-After", fmt.Sprint(int(reply.RetryAfter.Seconds()))}
+	case reply.RetryAfter > 0: // a short wait, for tests that must not be slow
+		header = []string{"Retry-After-Ms", fmt.Sprint(reply.RetryAfter.Milliseconds())}
 	}
 	return errorReply(reply.Status, msg, errorType(reply.Status), header...)
 }

@@ -70,13 +70,13 @@ func newFetch(c *client) *tool.Definition {
 		tool.CallCard(func(in FetchInput) *card.Call {
 			return &card.Call{Card: card.Generic, Title: "Fetch " + in.URL, Kind: card.KindFetch, RawInput: in.URL}
 		}),
-		tool.ResultCard(func(in FetchInput, res card.ToolResult) *card.Result {
+		tool.ResultCard(func(_ FetchInput, res card.ToolResult) *card.Result {
 			var m fetchMeta
 			if res.IsError || res.Meta == nil || jsonv.Decode(res.Meta, &m) != nil || m.Kind != "fetch" {
 				return nil
 			}
-			return &card.Result{Card: card.Web, WebKind: "fetch", Title: "Fetch " + in.URL,
-				URL: m.URL, StatusCode: m.StatusCode, Truncated: m.Truncated}
+			// No title: the card shows the final URL, which the call card already announced.
+			return &card.Result{Card: card.Web, WebKind: "fetch", URL: m.URL, StatusCode: m.StatusCode, Truncated: m.Truncated}
 		}),
 	))
 }
