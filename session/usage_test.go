@@ -59,3 +59,24 @@ func TestUsageOfRejectsMalformedUsage(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkUsageOf sums a long session's usage, as dsh session show does.
+func BenchmarkUsageOf(b *testing.B) {
+	var events []session.Event
+	for i := range 2000 {
+		p := session.AssistantMessage{Turn: i/10 + 1, Step: i%10 + 1, Message: content.Message{Content: content.Texts("ok")},
+			Usage: jsonv.NewObject(
+				jsonv.Member{Name: "inputTokens", Value: float64(i)},
+				jsonv.Member{Name: "outputTokens", Value: 10.0},
+				jsonv.Member{Name: "cacheReadTokens", Value: 640.0},
+				jsonv.Member{Name: "model", Value: "deepseek-flash"},
+			)}
+		events = append(events, p.Event())
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := session.UsageOf(events); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
