@@ -338,6 +338,19 @@ func TestRetriesAreBoundedAndCounted(t *testing.T) {
 	}
 }
 
+// By default a rate-limited request is retried four times, waiting 1, 2, 4 and 8 seconds.
+func TestDefaultRetries(t *testing.T) {
+	e := newEnv(t, deepseektest.Options{}, web.Config{})
+	e.ds.FailWeb(deepseektest.FetchPath, repeat(deepseektest.Reply{Status: 429}, 9)...)
+	r := e.call(t, "web_fetch", `{"url":"https://example.com/"}`)
+	if !r.IsError || code(r) != web.CodeRateLimit || !strings.HasSuffix(text(r), "(gave up after 5 attempts)") || len(e.ds.WebRequests()) != 5 {
+		t.Errorf("%s %q after %d requests", code(r), text(r), len(e.ds.WebRequests()))
+	}
+	if got := fmt.Sprint(e.clock.Slept()); got != "[1s 2s 4s 8s]" {
+		t.Errorf("slept %s", got)
+	}
+}
+
 func repeat(r deepseektest.Reply, n int) []deepseektest.Reply {
 	out := make([]deepseektest.Reply, n)
 	for i := range out {
