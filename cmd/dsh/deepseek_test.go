@@ -241,3 +241,16 @@ func TestWebToolsOnlyWhereTheAPIsAre(t *testing.T) {
 		t.Errorf("%d web requests", n)
 	}
 }
+
+// The web tools pass the permission rules like every tool: a deny rule on a URL pattern
+// stops the call before any request, and an ask rule without a terminal denies it.
+func TestWebToolsFollowPermissionRules(t *testing.T) {
+	s, ds := deepseekSandbox(t)
+	r := s.dsh("call", "--deny", "web_fetch(https://blocked.example.com/*)", "web_fetch", `{"url":"https://blocked.example.com/page"}`).want(t, 1)
+	mustContain(t, "deny", r.stdout+r.stderr, "web_fetch(https://blocked.example.com/*)")
+	r = s.dsh("call", "--ask", "web_search", "web_search", `{"queries":["x"]}`).want(t, 1)
+	if n := len(ds.WebRequests()); n != 0 {
+		t.Errorf("%d web requests were made:\n%s", n, r.stdout+r.stderr)
+	}
+	s.dsh("call", "--deny", "web_fetch(https://blocked.example.com/*)", "web_fetch", `{"url":"https://example.com/"}`).want(t, 0)
+}
