@@ -930,16 +930,6 @@ func orText(s, empty string) string {
 	return s
 }
 
-// pricesText renders a price table as `dsh config` shows it.
-func pricesText(m map[string]pricing.Price) string {
-	var parts []string
-	for _, name := range slices.Sorted(maps.Keys(m)) {
-		p := m[name]
-		parts = append(parts, fmt.Sprintf("%s: %g/%g/%g", name, p.CacheHit, p.CacheMiss, p.Output))
-	}
-	return "{" + strings.Join(parts, ", ") + "} (per 1M tokens: cache hit/miss/output, peak)"
-}
-
 func orEmpty(s []string) []string {
 	if s == nil {
 		return []string{}
@@ -994,7 +984,6 @@ func (c *Config) Entries() []Entry {
 		"reasoningEffort":                orText(c.ReasoningEffort, "(server default)"),
 		"web.baseUrl":                    orText(c.Web.BaseURL, "(the model server's, when it is DeepSeek)"),
 		"pricing.currency":               c.Pricing.Currency,
-		"pricing.models":                 pricesText(c.Pricing.Models),
 		"pricing.offPeakFactor":          strconv.FormatFloat(c.Pricing.OffPeakFactor, 'g', -1, 64),
 		"pricing.webRequest":             strconv.FormatFloat(c.Pricing.WebRequest, 'g', -1, 64),
 		"pricing.holidays":               list(c.Pricing.Holidays),
@@ -1018,6 +1007,14 @@ func (c *Config) Entries() []Entry {
 	}
 	var out []Entry
 	for _, f := range fields {
+		if f.key == "pricing.models" {
+			// One line per model: "pricing.models.NAME  hit/miss/output".
+			for _, name := range slices.Sorted(maps.Keys(c.Pricing.Models)) {
+				p := c.Pricing.Models[name]
+				out = append(out, Entry{Key: f.key + "." + name, Value: fmt.Sprintf("%g/%g/%g per 1M (cache hit/miss/output)", p.CacheHit, p.CacheMiss, p.Output), Source: c.sources[f.key]})
+			}
+			continue
+		}
 		out = append(out, Entry{Key: f.key, Value: values[f.key], Source: c.sources[f.key]})
 		if f.key == "apiKeyEnv" {
 			out = append(out, Entry{Key: "apiKey", Value: key, Source: c.sources["apiKey"]})

@@ -368,6 +368,10 @@ func TestEntriesCoverEveryKey(t *testing.T) {
 			want = append(want, k[0], "apiKey")
 			continue
 		}
+		if k[0] == "pricing.models" { // one entry per model
+			want = append(want, "pricing.models.deepseek-flash", "pricing.models.deepseek-v4-flash", "pricing.models.deepseek-v4-pro")
+			continue
+		}
 		if !strings.HasPrefix(k[0], "mcp.servers.") {
 			want = append(want, k[0])
 		}
