@@ -17,7 +17,9 @@
 //     per-second request limits (100 and 25 by default) answered with HTTP 429.
 //
 // Replies are scripted: Enqueue queues what the next chat requests get — text, tool calls,
-// reasoning, or an error status (400, 401, 429, 503 …) in DeepSeek's error JSON shape. A
+// reasoning, or an error status (400, 401, 429, 503 …) in DeepSeek's error JSON shape; a
+// reply with Hold set streams its start and waits, for tests of live progress and
+// cancellation. A request asking for more than 384K output tokens gets HTTP 400. A
 // request with no reply queued is answered HTTP 500 and recorded as a test failure, so a
 // test states every model turn it expects. Every request is recorded (Requests, WebRequests)
 // for assertions.
@@ -34,6 +36,7 @@ package deepseektest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -170,6 +173,10 @@ type Reply struct {
 	Status int
 	// Message is the error message of a Status reply; "" means DeepSeek's usual one.
 	Message string
+	// Hold, when not nil, pauses the stream after its first chunk (and the reasoning)
+	// until Hold is closed or the client goes away: a reply that is still streaming, for
+	// tests of progress display and cancellation.
+	Hold <-chan struct{}
 	// RetryAfter, when set, is sent with a Status reply: as Retry-After in whole seconds
 	// from one second up, below that as Retry-After-Ms (so a test's retry waits a
 	// millisecond, not the client's default backoff).
@@ -252,7 +259,11 @@ type chatRequest struct {
 		Type string `json:"type"`
 	} `json:"thinking"`
 	ReasoningEffort string `json:"reasoning_effort"`
+	MaxTokens       int    `json:"max_tokens"`
 }
+
+// MaxOutputTokens is the most output tokens a request may ask for (384K).
+const MaxOutputTokens = 384 << 10
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
@@ -313,6 +324,9 @@ func (s *Server) serveChat(r *http.Request, body []byte, rec *ChatRequest) (int,
 	default:
 		return errorReply(http.StatusBadRequest, fmt.Sprintf("reasoning_effort must be one of low, high, max, got %q", req.ReasoningEffort), "invalid_request_error")
 	}
+	if req.MaxTokens < 0 || req.MaxTokens > MaxOutputTokens {
+		return errorReply(http.StatusBadRequest, fmt.Sprintf("Invalid max_tokens value, the valid range of max_tokens is [1, %d]", MaxOutputTokens), "invalid_request_error")
+	}
 	if len(req.Messages) == 0 {
 		return errorReply(http.StatusBadRequest, "messages must not be empty", "invalid_request_error")
 	}
@@ -359,7 +373,7 @@ func (s *Server) serveChat(r *http.Request, body []byte, rec *ChatRequest) (int,
 		usage = estimate(req.Messages, prev, reply)
 	}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-	return http.StatusOK, func(w http.ResponseWriter) { stream(w, req.Model, reply, *usage, includeUsage) }
+	return http.StatusOK, func(w http.ResponseWriter) { stream(r.Context(), w, req.Model, reply, *usage, includeUsage) }
 }
 
 // failReply answers a scripted failure.
@@ -431,7 +445,7 @@ type wireToolCall struct {
 // stream writes the reply as DeepSeek streams it: a role chunk, reasoning_content pieces,
 // content pieces, tool-call pieces (id and name first, arguments split), a finish chunk,
 // the usage chunk when asked for, and [DONE].
-func stream(w http.ResponseWriter, model string, r Reply, u Usage, includeUsage bool) {
+func stream(ctx context.Context, w http.ResponseWriter, model string, r Reply, u Usage, includeUsage bool) {
 	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -459,6 +473,13 @@ func stream(w http.ResponseWriter, model string, r Reply, u Usage, includeUsage 
 	send(map[string]any{"role": "assistant", "content": nil}, nil, nil)
 	for _, p := range pieces(r.Reasoning) {
 		send(map[string]any{"content": nil, "reasoning_content": p}, nil, nil)
+	}
+	if r.Hold != nil {
+		select {
+		case <-r.Hold:
+		case <-ctx.Done():
+			return
+		}
 	}
 	for _, p := range pieces(r.Text) {
 		send(map[string]any{"content": p}, nil, nil)

@@ -260,3 +260,43 @@ func TestWebLimitsAndShapes(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxTokensBound(t *testing.T) {
+	ds := deepseektest.New(t, deepseektest.Options{})
+	body := fmt.Sprintf(hello, "deepseek-flash", `,"max_tokens":400000`)
+	if status, msg, _ := post(t, ds, "/chat/completions", ds.APIKey, body); status != 400 || msg != "Invalid max_tokens value, the valid range of max_tokens is [1, 393216]" {
+		t.Errorf("got %d %q", status, msg)
+	}
+}
+
+// A held reply streams its first chunk and waits; the client sees the start of the reply
+// before the rest is released.
+func TestHeldReply(t *testing.T) {
+	ds := deepseektest.New(t, deepseektest.Options{})
+	hold := make(chan struct{})
+	ds.Enqueue(deepseektest.Reply{Reasoning: "thinking", Text: "done", Hold: hold})
+	req, _ := http.NewRequest(http.MethodPost, ds.URL+"/chat/completions", strings.NewReader(fmt.Sprintf(hello, "deepseek-flash", "")))
+	req.Header.Set("Authorization", "Bearer "+ds.APIKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	var seen strings.Builder
+	for !strings.Contains(seen.String(), `"reasoning_content":"thinking"`) {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("before release: %v (read %q)", err, seen.String())
+		}
+		seen.WriteString(line)
+	}
+	if strings.Contains(seen.String(), "done") {
+		t.Fatal("the text arrived before the hold was released")
+	}
+	close(hold)
+	rest, _ := io.ReadAll(r)
+	if !strings.Contains(string(rest), `"content":"done"`) || !strings.HasSuffix(string(rest), "data: [DONE]\n\n") {
+		t.Errorf("after release: %s", rest)
+	}
+}
