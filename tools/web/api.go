@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -171,11 +172,9 @@ func retryAfter(h http.Header) time.Duration {
 
 // unwrap drops the *url.Error wrapper, whose message repeats the method and URL.
 func unwrap(err error) error {
-	var u interface{ Unwrap() error }
-	if errors.As(err, &u) && strings.HasPrefix(err.Error(), "Post ") {
-		if inner := u.Unwrap(); inner != nil {
-			return inner
-		}
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		return ue.Err
 	}
 	return err
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -348,6 +350,21 @@ func TestDefaultRetries(t *testing.T) {
 	}
 	if got := fmt.Sprint(e.clock.Slept()); got != "[1s 2s 4s 8s]" {
 		t.Errorf("slept %s", got)
+	}
+}
+
+// A server that cannot be reached is retried like a 429, then reported.
+func TestUnreachableAPI(t *testing.T) {
+	ds := deepseektest.New(t, deepseektest.Options{})
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	e := newEnv(t, deepseektest.Options{}, web.Config{BaseURL: closed.URL, MaxRetries: 1})
+	e.ds = ds
+	r := e.call(t, "web_search", `{"queries":["x"]}`)
+	msg := text(r)
+	if !r.IsError || code(r) != web.CodeTransport || !strings.Contains(msg, "could not reach "+closed.URL+"/v1/tools/search: dial tcp") ||
+		!strings.HasSuffix(msg, "(gave up after 2 attempts)") || strings.Contains(msg, "Post ") {
+		t.Errorf("%s %q", code(r), msg)
 	}
 }
 
