@@ -117,11 +117,20 @@ func TestUsageWithConfiguredPrices(t *testing.T) {
 	r := s.dsh("run", "hi").want(t, 0)
 	mustContain(t, "configured price", r.stderr, "usage: 10,000 input tokens · 0 output · ≈ ¥1.00 (estimated)")
 
+	// Another OpenAI-compatible server: no DeepSeek fields are sent, and a model the table
+	// has no price for is counted but not priced.
 	s2 := newSandbox(t)
-	srv := newChatServer(t, textReply("Hello."))
+	rep := textReply("Hello.")
+	rep.events = append(rep.events, `{"id":"c","object":"chat.completion.chunk","model":"local-model","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`)
+	srv := newChatServer(t, rep)
 	r = s2.dsh("run", "--base-url", srv.srv.URL, "--model", "local-model", "hi").want(t, 0)
-	if strings.Contains(r.stderr, "usage:") && !strings.Contains(r.stderr, "cost unknown (no price for local-model)") {
-		t.Errorf("unpriced model:\n%s", r.stderr)
+	mustContain(t, "unpriced model", r.stderr, "usage: 10 input tokens · 2 output · cost unknown (no price for test-model)\n")
+	body := srv.requests()[0]
+	if _, ok := body["thinking"]; ok || body["model"] != "local-model" {
+		t.Errorf("request to a non-DeepSeek server: %v", body)
+	}
+	if _, ok := body["reasoning_effort"]; ok {
+		t.Errorf("request to a non-DeepSeek server: %v", body)
 	}
 }
 

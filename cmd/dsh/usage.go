@@ -45,6 +45,9 @@ func (s *spend) addWeb(n int, tab pricing.Table) {
 
 func (s spend) empty() bool { return s.tokens == (session.Tokens{}) && s.web == 0 }
 
+// estimated reports whether a cost was estimated: something had a price.
+func (s spend) estimated() bool { return s.cost > 0 || len(s.unpriced) == 0 }
+
 // String renders e.g. "12,345 input tokens (10,240 cached) · 512 output (300 reasoning) ·
 // 2 web requests · ≈ ¥0.0123".
 func (s spend) String(tab pricing.Table) string {
@@ -185,8 +188,11 @@ func usageLines(events []session.Event, tab pricing.Table) ([]string, error) {
 			lines = append(lines, fmt.Sprintf("turn %d: %s", t, turns[t].String(tab)))
 		}
 	}
-	lines = append(lines, "usage: "+total.String(tab)+" (estimated; off-peak hours cost less)")
-	return lines, nil
+	line := "usage: " + total.String(tab)
+	if total.estimated() {
+		line += " (estimated)"
+	}
+	return append(lines, line), nil
 }
 
 // lastTurnLine renders the usage of the session's last turn, and the session's total when
@@ -201,5 +207,8 @@ func lastTurnLine(events []session.Event, tab pricing.Table) (string, error) {
 	if len(order) > 1 {
 		line += " · session so far: " + total.String(tab)
 	}
-	return line + " (estimated)", nil
+	if total.estimated() {
+		line += " (estimated)"
+	}
+	return line, nil
 }
