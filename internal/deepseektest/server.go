@@ -173,6 +173,9 @@ type Reply struct {
 	Status int
 	// Message is the error message of a Status reply; "" means DeepSeek's usual one.
 	Message string
+	// InBand sends a Status reply's error inside an HTTP 200 event stream, as a
+	// {"error":{…}} chunk, the way a failure after the headers reaches the client.
+	InBand bool
 	// Hold, when not nil, pauses the stream after its first chunk (and the reasoning)
 	// until Hold is closed or the client goes away: a reply that is still streaming, for
 	// tests of progress display and cancellation.
@@ -356,6 +359,9 @@ func (s *Server) serveChat(r *http.Request, body []byte, rec *ChatRequest) (int,
 	s.mu.Unlock()
 
 	if reply.Status != 0 && reply.Status != http.StatusOK {
+		if reply.InBand {
+			return http.StatusOK, func(w http.ResponseWriter) { inBand(w, reply) }
+		}
 		return failReply(reply)
 	}
 	if !thinking {
@@ -374,6 +380,19 @@ func (s *Server) serveChat(r *http.Request, body []byte, rec *ChatRequest) (int,
 	}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	return http.StatusOK, func(w http.ResponseWriter) { stream(r.Context(), w, req.Model, reply, *usage, includeUsage) }
+}
+
+// inBand writes a scripted failure as an error chunk in a 200 event stream.
+func inBand(w http.ResponseWriter, reply Reply) {
+	msg := reply.Message
+	if msg == "" {
+		msg = defaultMessage(reply.Status)
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"message": msg, "type": errorType(reply.Status), "param": nil, "code": reply.Status}})
+	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, "data: %s\n\n", b)
 }
 
 // failReply answers a scripted failure.

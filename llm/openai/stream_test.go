@@ -504,6 +504,22 @@ func TestConsumerStopsEarly(t *testing.T) {
 	}
 }
 
+// An in-band error that names a client-side status is not retried; a server fault is.
+func TestInBandClientErrorsAreNotRetried(t *testing.T) {
+	srv := newFakeServer(t,
+		okStep(`{"error":{"message":"busy","type":"server_error"}}`),
+		okStep(`{"error":{"message":"Authentication Fails","type":"authentication_error"}}`))
+	m, _ := srv.model(t, Config{APIKeyEnv: "MY_KEY"})
+	_, err := llm.Generate(context.Background(), m, userAsks("hi"))
+	var e *llm.Error
+	if !errors.As(err, &e) || e.Code != llm.CodeAuth || e.Attempts != 2 || !strings.HasSuffix(e.Message, "(check MY_KEY) (gave up after 2 attempts)") {
+		t.Fatalf("error = %#v", err)
+	}
+	if n := len(srv.requests()); n != 2 {
+		t.Errorf("%d requests", n)
+	}
+}
+
 func TestInBandFailures(t *testing.T) {
 	tests := []struct {
 		name string
@@ -515,6 +531,14 @@ func TestInBandFailures(t *testing.T) {
 			llm.CodeRateLimit, "%s reported an error in the middle of the stream: Rate limit exceeded mid-stream"},
 		{"error event", step{pieces: []string{"event: error\ndata: {\"error\":{\"message\":\"overloaded\"}}\n\n"}},
 			llm.CodeServer, "%s reported an error in the middle of the stream: overloaded"},
+		{"authentication error chunk", okStep(`{"error":{"message":"Authentication Fails","type":"authentication_error","code":"invalid_request_error"}}`),
+			llm.CodeAuth, "%s reported an error in the middle of the stream (HTTP 401): Authentication Fails"},
+		{"invalid request chunk", okStep(`{"error":{"message":"bad field","type":"invalid_request_error"}}`),
+			llm.CodeInvalidRequest, "%s reported an error in the middle of the stream (HTTP 400): bad field"},
+		{"numeric status event", step{pieces: []string{"event: error\ndata: {\"error\":{\"message\":\"no such model\",\"code\":404}}\n\n"}},
+			llm.CodeUnknownModel, "%s reported an error in the middle of the stream (HTTP 404): no such model"},
+		{"server error type", okStep(`{"error":{"message":"busy","type":"server_error","code":503}}`),
+			llm.CodeServer, "%s reported an error in the middle of the stream: busy"},
 		{"content filter", okStep(chunk(dText("x"), ""), chunk(`{}`, "content_filter")),
 			"CONTENT_FILTER", "the model stopped: content_filter"},
 		{"DeepSeek out of resources", okStep(chunk(dText("x"), ""), chunk(`{}`, "insufficient_system_resource")),
