@@ -234,7 +234,7 @@ type Message struct {
 	Role             string         `json:"role"`
 	Content          *string        `json:"content"`
 	ReasoningContent *string        `json:"reasoning_content,omitempty"`
-	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
+	ToolCalls        []WireToolCall `json:"tool_calls,omitempty"`
 	ToolCallID       string         `json:"tool_call_id,omitempty"`
 }
 
@@ -451,7 +451,9 @@ func estimate(msgs, prev []Message, r Reply) *Usage {
 	return &Usage{CacheHit: hit, CacheMiss: total - hit, Completion: out, Reasoning: len(r.Reasoning) / 4}
 }
 
-type wireToolCall struct {
+// WireToolCall is a tool call as the chat API carries it: in a request's assistant message,
+// or (split by Index) in a stream's deltas.
+type WireToolCall struct {
 	Index    int    `json:"index"`
 	ID       string `json:"id,omitempty"`
 	Type     string `json:"type,omitempty"`
@@ -504,13 +506,13 @@ func stream(ctx context.Context, w http.ResponseWriter, model string, r Reply, u
 		send(map[string]any{"content": p}, nil, nil)
 	}
 	for i, c := range r.ToolCalls {
-		first := wireToolCall{Index: i, ID: c.ID, Type: "function"}
+		first := WireToolCall{Index: i, ID: c.ID, Type: "function"}
 		first.Function.Name = c.Name
-		send(map[string]any{"content": nil, "tool_calls": []wireToolCall{first}}, nil, nil)
+		send(map[string]any{"content": nil, "tool_calls": []WireToolCall{first}}, nil, nil)
 		for _, p := range pieces(c.Arguments) {
-			more := wireToolCall{Index: i}
+			more := WireToolCall{Index: i}
 			more.Function.Arguments = p
-			send(map[string]any{"content": nil, "tool_calls": []wireToolCall{more}}, nil, nil)
+			send(map[string]any{"content": nil, "tool_calls": []WireToolCall{more}}, nil, nil)
 		}
 	}
 	finish := "stop"

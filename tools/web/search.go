@@ -166,13 +166,13 @@ func codeOf(err error) string {
 }
 
 // merge combines per-query results: sources by rank (every query's first, then every
-// query's second, …) without duplicate URLs, up to max.
-func merge(queries []string, results []searchResponse, max int) SearchOutput {
+// query's second, …) without duplicate URLs, up to limit.
+func merge(queries []string, results []searchResponse, limit int) SearchOutput {
 	out := SearchOutput{Sources: []Source{}}
 	var answers []string
 	depth := 0
 	for i, r := range results {
-		depth = maxInt(depth, len(r.Results))
+		depth = max(depth, len(r.Results))
 		out.Truncated = out.Truncated || r.Truncated
 		if a := strings.TrimSpace(r.Answer); a != "" {
 			if len(results) > 1 {
@@ -193,7 +193,7 @@ func merge(queries []string, results []searchResponse, max int) SearchOutput {
 				continue
 			}
 			seen[s.URL] = true
-			if len(out.Sources) == max {
+			if len(out.Sources) == limit {
 				out.Truncated = true
 				return out
 			}
@@ -201,13 +201,6 @@ func merge(queries []string, results []searchResponse, max int) SearchOutput {
 		}
 	}
 	return out
-}
-
-func maxInt(a, b int) int {
-	if a > b {
-		return a
-	}
-	return b
 }
 
 // renderSearch is the text the model sees: the answer, the sources as a markdown list, and
