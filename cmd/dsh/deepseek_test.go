@@ -98,7 +98,7 @@ func TestUsageAcrossTurns(t *testing.T) {
 	r := s.dsh("run", "first").want(t, 0)
 	id, _ := sessionID(t, r.stderr)
 	// 1M cache-miss tokens of deepseek-v4-pro: ¥9 at peak, ¥4.50 off-peak.
-	if !regexp.MustCompile(`usage: 1,000,000 input tokens · 0 output · ≈ ¥(9\.00|4\.50) \(estimated\)`).MatchString(r.stderr) {
+	if !regexp.MustCompile(`usage: 1,000,000 input tokens · 0 output · ≈ ¥(9\.00 \(peak hours\)|4\.50 \(off-peak hours\)) \(estimated\)`).MatchString(r.stderr) {
 		t.Errorf("first turn:\n%s", r.stderr)
 	}
 	ds.Enqueue(deepseektest.Reply{Text: "two", Usage: &deepseektest.Usage{CacheHit: 1_000_000}})
@@ -115,7 +115,9 @@ func TestUsageWithConfiguredPrices(t *testing.T) {
 	os.WriteFile(filepath.Join(s.home, "config.yaml"), []byte("pricing:\n  models: {deepseek-flash: {cacheHit: 0, cacheMiss: 100, output: 0}}\n  offPeakFactor: 1\n"), 0o644)
 	ds.Enqueue(deepseektest.Reply{Text: "ok", Usage: &deepseektest.Usage{CacheMiss: 10_000}})
 	r := s.dsh("run", "hi").want(t, 0)
-	mustContain(t, "configured price", r.stderr, "usage: 10,000 input tokens · 0 output · ≈ ¥1.00 (estimated)")
+	if !regexp.MustCompile(`usage: 10,000 input tokens · 0 output · ≈ ¥1\.00 \((peak|off-peak) hours\) \(estimated\)`).MatchString(r.stderr) {
+		t.Errorf("configured price:\n%s", r.stderr)
+	}
 
 	// Another OpenAI-compatible server: no DeepSeek fields are sent, and a model the table
 	// has no price for is counted but not priced.

@@ -17,6 +17,8 @@ type spend struct {
 	cost     float64
 	unpriced []string // models with no price in the table
 	web      int      // successful Search and Fetch API requests
+	peak     int      // priced model calls made in peak hours
+	offPeak  int      // priced model calls made off-peak
 }
 
 func (s *spend) addStep(st session.StepUsage, tab pricing.Table) {
@@ -24,11 +26,16 @@ func (s *spend) addStep(st session.StepUsage, tab pricing.Table) {
 	u := llm.Usage{InputTokens: st.Input, CacheReadTokens: st.CachedInput, OutputTokens: st.Output, ReasoningTokens: st.Reasoning}
 	if c, ok := tab.Cost(st.Model, u, st.Time); ok {
 		s.cost += c
+		if tab.IsPeak(st.Time) {
+			s.peak++
+		} else {
+			s.offPeak++
+		}
 		return
 	}
 	name := st.Model
 	if name == "" {
-		name = "(unnamed)"
+		name = "a model the log does not name"
 	}
 	for _, m := range s.unpriced {
 		if m == name {
@@ -71,6 +78,14 @@ func (s spend) String(tab pricing.Table) string {
 		parts = append(parts, "≈ "+money(s.cost, tab.Currency)+" + unpriced "+strings.Join(s.unpriced, ", "))
 	default:
 		parts = append(parts, "≈ "+money(s.cost, tab.Currency))
+	}
+	switch {
+	case s.peak > 0 && s.offPeak > 0:
+		parts[len(parts)-1] += " (peak and off-peak hours)"
+	case s.peak > 0:
+		parts[len(parts)-1] += " (peak hours)"
+	case s.offPeak > 0:
+		parts[len(parts)-1] += " (off-peak hours)"
 	}
 	return strings.Join(parts, " · ")
 }
