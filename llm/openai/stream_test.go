@@ -753,7 +753,9 @@ func TestConnectionRefusedIsRetriedThenReported(t *testing.T) {
 }
 
 func TestClientTimeoutAndHeaders(t *testing.T) {
-	srv := newFakeServer(t, step{hold: true}, simpleReply("ok"))
+	// Two servers: on a loaded machine the timed-out request may never reach the first, and
+	// the second request must not then be answered with the held step.
+	srv := newFakeServer(t, step{hold: true})
 	client := *srv.srv.Client() // a copy: the server's own client stays without a timeout
 	client.Timeout = 50 * time.Millisecond
 	m, waits := srv.model(t, Config{HTTPClient: &client})
@@ -766,11 +768,12 @@ func TestClientTimeoutAndHeaders(t *testing.T) {
 		t.Errorf("message = %q", e.Message)
 	}
 
-	m2, _ := srv.model(t, Config{UserAgent: "dsh-test/1", Header: http.Header{"X-Gateway": {"a", "b"}}})
+	srv2 := newFakeServer(t, simpleReply("ok"))
+	m2, _ := srv2.model(t, Config{UserAgent: "dsh-test/1", Header: http.Header{"X-Gateway": {"a", "b"}}})
 	if _, err := llm.Generate(context.Background(), m2, userAsks("hi")); err != nil {
 		t.Fatal(err)
 	}
-	h := srv.requests()[1].header
+	h := srv2.requests()[0].header
 	if h.Get("User-Agent") != "dsh-test/1" || strings.Join(h.Values("X-Gateway"), ",") != "a,b" {
 		t.Errorf("headers = %v", h)
 	}
