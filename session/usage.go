@@ -83,6 +83,10 @@ func UsageOf(events []Event) (Usage, error) {
 	return u, nil
 }
 
+// maxStepTokens bounds one count of one model call: far above any model's window, and low
+// enough that no session's sums can overflow.
+const maxStepTokens = 1e12
+
 // stepUsage decodes a logged usage object.
 func stepUsage(v any) (StepUsage, error) {
 	o, ok := v.(*jsonv.Object)
@@ -103,8 +107,8 @@ func stepUsage(v any) (StepUsage, error) {
 			continue
 		}
 		f, ok := m.(float64)
-		if !ok || f < 0 || f != float64(int(f)) {
-			return StepUsage{}, fmt.Errorf("%s must be a non-negative integer, got %v", c.name, m)
+		if !ok || f < 0 || f > maxStepTokens || f != float64(int(f)) {
+			return StepUsage{}, fmt.Errorf("%s must be an integer from 0 to %g, got %v", c.name, float64(maxStepTokens), m)
 		}
 		*c.dst = int(f)
 	}

@@ -52,7 +52,7 @@ func TestUsageOfSumsStepsTurnsAndSession(t *testing.T) {
 }
 
 func TestUsageOfRejectsMalformedUsage(t *testing.T) {
-	for _, bad := range []string{`"lots"`, `{"inputTokens":-1}`, `{"outputTokens":1.5}`, `{"inputTokens":"3"}`, `{"model":3}`} {
+	for _, bad := range []string{`"lots"`, `{"inputTokens":-1}`, `{"outputTokens":1.5}`, `{"inputTokens":"3"}`, `{"model":3}`, `{"inputTokens":1e13}`} {
 		_, err := session.UsageOf([]session.Event{assistant(t, 1, 1, bad)})
 		if err == nil || !strings.Contains(err.Error(), "usage") {
 			t.Errorf("usage %s: error = %v", bad, err)
@@ -79,4 +79,34 @@ func BenchmarkUsageOf(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzUsageOf reads arbitrary usage members (a log is data from disk): UsageOf either
+// refuses them with an error or returns non-negative counts whose total is the sum of the
+// turns.
+func FuzzUsageOf(f *testing.F) {
+	f.Add(`{"inputTokens":100,"outputTokens":20,"cacheReadTokens":640,"reasoningTokens":5,"model":"deepseek-flash"}`, `{"inputTokens":1,"outputTokens":1}`)
+	f.Add(`{"inputTokens":1e300}`, `[]`)
+	f.Add(`{"model":null}`, `{"outputTokens":0.5}`)
+	f.Fuzz(func(t *testing.T, a, b string) {
+		var events []session.Event
+		for i, s := range []string{a, b} {
+			v, err := jsonv.Parse([]byte(s))
+			if err != nil {
+				return
+			}
+			events = append(events, session.AssistantMessage{Turn: i + 1, Step: 1, Message: content.Message{Content: content.Texts("x")}, Usage: v}.Event())
+		}
+		u, err := session.UsageOf(events)
+		if err != nil {
+			return
+		}
+		var sum session.Tokens
+		for _, tu := range u.Turns {
+			sum = sum.Add(tu.Tokens)
+		}
+		if sum != u.Total || u.Total.Input < 0 || u.Total.CachedInput < 0 || u.Total.Output < 0 || u.Total.Reasoning < 0 {
+			t.Fatalf("turns %+v total %+v", u.Turns, u.Total)
+		}
+	})
 }
