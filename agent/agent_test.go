@@ -36,7 +36,7 @@ func TestTextOnlyTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	usage, _ := jsonv.Marshal(p.Usage)
-	if string(usage) != `{"inputTokens":10,"outputTokens":3}` {
+	if string(usage) != `{"inputTokens":10,"outputTokens":3,"model":"script"}` {
 		t.Errorf("usage = %s", usage)
 	}
 	if len(p.Message.Content) != 2 || p.Message.Content[0].Type != content.TypeReasoning {

@@ -276,7 +276,11 @@ func (t *turnRun) stepBody(step int, claimed []content.Message, asm assembly) (s
 	msg.ID = session.NewMessageID()
 	p := session.AssistantMessage{Turn: t.turn, Step: step, Message: msg}
 	if resp.Usage != (llm.Usage{}) {
-		p.Usage = usageValue(resp.Usage)
+		model := resp.Model
+		if model == "" {
+			model = a.model.Name()
+		}
+		p.Usage = usageValue(resp.Usage, model)
 	}
 	if _, err := a.log.Append(p.Event()); err != nil {
 		return 0, fmt.Errorf("log assistant/message: %w", err)
@@ -401,8 +405,9 @@ func (c *committer) CallFinished(pc PlannedCall, callSeq int64, res *tool.Result
 }
 
 // usageValue is the logged usage {inputTokens, outputTokens, cacheReadTokens?,
-// reasoningTokens?}: the optional counts only when the server reported them.
-func usageValue(u llm.Usage) *jsonv.Object {
+// reasoningTokens?, model?}: the optional counts only when the server reported them, and the
+// model that answered so a cost can be estimated from the log alone.
+func usageValue(u llm.Usage, model string) *jsonv.Object {
 	o := jsonv.NewObject(
 		jsonv.Member{Name: "inputTokens", Value: float64(u.InputTokens)},
 		jsonv.Member{Name: "outputTokens", Value: float64(u.OutputTokens)},
@@ -412,6 +417,9 @@ func usageValue(u llm.Usage) *jsonv.Object {
 	}
 	if u.ReasoningTokens != 0 {
 		o.Set("reasoningTokens", float64(u.ReasoningTokens))
+	}
+	if model != "" {
+		o.Set("model", model)
 	}
 	return o
 }

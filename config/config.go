@@ -28,25 +28,30 @@
 //   - permissions.deny and permissions.ask: entries are added after the user's, never
 //     removing or reordering them (an empty list adds nothing);
 //   - permissions.allow is refused: allowing is the user's decision;
-//   - maxSteps, maxParallelToolCalls, shell.maxProcesses and shell.maxMemoryMiB may be
-//     lowered, not raised above the value of the layers before (the user's file, else the
+//   - maxSteps, maxParallelToolCalls, limits.maxArgBytes, shell.maxProcesses and
+//     shell.maxMemoryMiB may be lowered, not raised above the value of the layers before (the user's file, else the
 //     default);
 //   - shell.sandbox may be made stricter (none < auto < bwrap), never weaker;
-//   - baseUrl and apiKeyEnv (they would redirect the API key), mcp.servers (it starts
+//   - baseUrl, apiKeyEnv and web.baseUrl (they would redirect the API key), mcp.servers (it starts
 //     processes), permissions.openProtected (it would open .git or the policy itself to
 //     writes), redact.enabled (it would show secrets to the model), sessions.root and
 //     spill.dir (they choose where dsh writes) are refused;
 //   - everything else tunes the agent and replaces the user's value as any later layer does:
-//     model, mode, codeRuntime, toolOrder, sessions.compression, the reminder.* keys and
+//     model, thinking, reasoningEffort, provider, pricing, mode, codeRuntime, toolOrder, sessions.compression, the reminder.* keys and
 //     spill.maxInlineBytes.
 //
 // # Files
 //
 // The files are YAML mappings with these keys:
 //
-//	model: deepseek-chat                 # the model to request
+//	model: deepseek-flash                # the model to request
 //	baseUrl: https://api.deepseek.com    # an OpenAI-compatible endpoint
 //	apiKeyEnv: DEEPSEEK_API_KEY          # the variable holding the API key (never the key itself)
+//	provider: deepseek                   # deepseek | openai-compatible; default from baseUrl
+//	thinking: enabled                    # DeepSeek's thinking mode: enabled | disabled
+//	reasoningEffort: high                # DeepSeek's reasoning effort: low | high | max
+//	web: {baseUrl: ""}                   # the Search and Fetch APIs' root; default: DeepSeek's
+//	pricing: {models: {NAME: {cacheHit, cacheMiss, output}}, holidays: [2026-10-01], …}
 //	mode: native                         # native | code | both
 //	codeRuntime: quickjs                 # quickjs (TypeScript) | starlark (Python-flavoured)
 //	maxParallelToolCalls: 10             # a positive integer
@@ -84,6 +89,7 @@ import (
 
 	"github.com/dsh-go/dsh/agent"
 	"github.com/dsh-go/dsh/llm/openai"
+	"github.com/dsh-go/dsh/llm/pricing"
 	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/policy/redact"
 	"github.com/dsh-go/dsh/policy/reminder"
@@ -103,6 +109,20 @@ type Config struct {
 	APIKeyEnv string
 	// APIKey is the value of that variable ("" when unset). It never comes from a file.
 	APIKey string
+	// Provider says what the model server is (key "provider"): openai.ProviderDeepSeek turns
+	// on DeepSeek's request fields, the retired-model check and the web tools; "" derives it
+	// from BaseURL (DeepSeek's host is "deepseek").
+	Provider string
+	// Thinking is DeepSeek's thinking mode, "enabled" or "disabled" (key "thinking"); ""
+	// leaves DeepSeek's default (enabled) and sends nothing to other servers.
+	Thinking string
+	// ReasoningEffort is DeepSeek's reasoning effort, "low", "high" or "max" (key
+	// "reasoningEffort"); "" leaves it to the server.
+	ReasoningEffort string
+	// Web configures the web tools (keys "web.*").
+	Web Web
+	// Pricing is the price table usage costs are estimated with (keys "pricing.*").
+	Pricing pricing.Table
 	// Mode is the tools' presentation mode (key "mode").
 	Mode tool.Mode
 	// CodeRuntime selects the Code Mode backend (key "codeRuntime"): CodeRuntimeQuickJS runs
@@ -151,6 +171,14 @@ type Sessions struct {
 	Root string
 	// Compression is the store's encoding (key "sessions.compression").
 	Compression session.Compression
+}
+
+// Web configures the web tools, web_search and web_fetch.
+type Web struct {
+	// BaseURL is the root of DeepSeek's Search and Fetch APIs (key "web.baseUrl"). "" means
+	// the model server's, and only when that is DeepSeek; the web tools are not offered
+	// otherwise.
+	BaseURL string
 }
 
 // Shell configures the shell tools.
@@ -284,6 +312,9 @@ type field struct {
 	env  string // the DSH_* variable, or ""
 }
 
+// ProviderOpenAICompatible is the provider value of any server that is not DeepSeek's.
+const ProviderOpenAICompatible = "openai-compatible"
+
 // Code Mode backends (key "codeRuntime").
 const (
 	CodeRuntimeQuickJS  = "quickjs"  // TypeScript in a QuickJS worker process (the default)
@@ -295,6 +326,9 @@ var fields = []field{
 	{"model", kindString, "DSH_MODEL"},
 	{"baseUrl", kindString, "DSH_BASE_URL"},
 	{"apiKeyEnv", kindString, "DSH_API_KEY_ENV"},
+	{"provider", kindString, "DSH_PROVIDER"},
+	{"thinking", kindString, "DSH_THINKING"},
+	{"reasoningEffort", kindString, "DSH_REASONING_EFFORT"},
 	{"mode", kindString, "DSH_MODE"},
 	{"codeRuntime", kindString, "DSH_CODE_RUNTIME"},
 	{"maxParallelToolCalls", kindInt, "DSH_MAX_PARALLEL_TOOL_CALLS"},
@@ -317,10 +351,16 @@ var fields = []field{
 	{"limits.maxArgBytes", kindInt, "DSH_MAX_ARG_BYTES"},
 	{"shell.maxProcesses", kindInt, "DSH_SHELL_MAX_PROCESSES"},
 	{"shell.maxMemoryMiB", kindInt, "DSH_SHELL_MAX_MEMORY_MIB"},
+	{"web.baseUrl", kindString, "DSH_WEB_BASE_URL"},
+	{"pricing.currency", kindPolicy, ""},
+	{"pricing.models", kindPolicy, ""},
+	{"pricing.offPeakFactor", kindPolicy, ""},
+	{"pricing.webRequest", kindPolicy, ""},
+	{"pricing.holidays", kindPolicy, ""},
 }
 
 // sections are the keys whose values are mappings of further keys.
-var sections = []string{"sessions", "permissions", "reminder", "spill", "redact", "shell", "mcp", "limits"}
+var sections = []string{"sessions", "permissions", "reminder", "spill", "redact", "shell", "mcp", "limits", "web", "pricing"}
 
 // serversKey is the mapping of MCP server declarations by name.
 const serversKey = "mcp.servers"
@@ -389,6 +429,8 @@ func looseness(key string, c *Config) (int, bool) {
 		return c.Shell.MaxProcesses, true
 	case "shell.maxMemoryMiB":
 		return c.Shell.MaxMemoryMiB, true
+	case "limits.maxArgBytes":
+		return c.Limits.MaxArgBytes, true
 	}
 	return 0, false
 }
@@ -414,6 +456,7 @@ func Default(home string) *Config {
 		Shell:                Shell{Sandbox: SandboxAuto, MaxProcesses: 4096, MaxMemoryMiB: 8192},
 		OpenProtected:        []string{},
 		Limits:               Limits{MaxArgBytes: tool.DefaultMaxArgBytes},
+		Pricing:              pricing.Default(),
 		MCP:                  mcp.Config{Servers: map[string]mcp.ServerConfig{}},
 		Home:                 home,
 		sources:              map[string]Source{},
@@ -526,7 +569,7 @@ func (l *layers) addFile(path string) error {
 // processes or move where dsh writes. (Keys it may only narrow are checked in apply.)
 func userOnly(key string) string {
 	switch key {
-	case "baseUrl", "apiKeyEnv":
+	case "baseUrl", "apiKeyEnv", "web.baseUrl":
 		return "a cloned repository could send your API key to a server of its choosing"
 	case "permissions.allow":
 		return "a cloned repository could allow itself what you did not"
@@ -679,7 +722,7 @@ func (l *layers) set(key string, v value) {
 // isListKey reports whether a policy key holds a list of strings.
 func isListKey(key string) bool {
 	switch key {
-	case "permissions.allow", "permissions.ask", "permissions.deny", "reminder.include", "reminder.exclude":
+	case "permissions.allow", "permissions.ask", "permissions.deny", "reminder.include", "reminder.exclude", "pricing.holidays":
 		return true
 	}
 	return false
@@ -859,12 +902,31 @@ func (c *Config) set(f field, v value, userHome string) error {
 			return errors.New("model must not be empty")
 		}
 		c.Model = s
-	case "baseUrl":
+	case "baseUrl", "web.baseUrl":
 		u, err := url.Parse(s)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("baseUrl must be an absolute http or https URL, got %q", s)
+			return fmt.Errorf("%s must be an absolute http or https URL, got %q", f.key, s)
 		}
-		c.BaseURL = s
+		if f.key == "baseUrl" {
+			c.BaseURL = s
+		} else {
+			c.Web.BaseURL = s
+		}
+	case "provider":
+		if s != openai.ProviderDeepSeek && s != ProviderOpenAICompatible {
+			return fmt.Errorf("provider must be %q or %q, got %q", openai.ProviderDeepSeek, ProviderOpenAICompatible, s)
+		}
+		c.Provider = s
+	case "thinking":
+		if s != openai.ThinkingEnabled && s != openai.ThinkingDisabled {
+			return fmt.Errorf("thinking must be %q or %q, got %q", openai.ThinkingEnabled, openai.ThinkingDisabled, s)
+		}
+		c.Thinking = s
+	case "reasoningEffort":
+		if s != openai.EffortLow && s != openai.EffortHigh && s != openai.EffortMax {
+			return fmt.Errorf("reasoningEffort must be %q, %q or %q, got %q", openai.EffortLow, openai.EffortHigh, openai.EffortMax, s)
+		}
+		c.ReasoningEffort = s
 	case "apiKeyEnv":
 		if !envName.MatchString(s) {
 			return fmt.Errorf("apiKeyEnv must name an environment variable, got %q", s)
@@ -1010,6 +1072,18 @@ func (l *layers) applyPolicies(c *Config) error {
 			c.Redact.Enabled = r.Enabled
 			return nil
 		}},
+		{"pricing", func(m *yaml.Node) error {
+			p := c.Pricing
+			p.Models = maps.Clone(p.Models)
+			if err := m.Decode(&p); err != nil {
+				return err
+			}
+			if err := p.Validate(); err != nil {
+				return err
+			}
+			c.Pricing = p
+			return nil
+		}},
 		{"spill", func(m *yaml.Node) error {
 			s := spill.Config{MaxInlineBytes: c.Spill.MaxInlineBytes}
 			if err := m.Decode(&s); err != nil {
@@ -1130,6 +1204,13 @@ func policyNode(key string, v value) (*yaml.Node, error) {
 	return doc.Content[0], nil
 }
 
+func orText(s, empty string) string {
+	if s == "" {
+		return empty
+	}
+	return s
+}
+
 func orEmpty(s []string) []string {
 	if s == nil {
 		return []string{}
@@ -1183,6 +1264,14 @@ func (c *Config) Entries() []Entry {
 		"model":                          c.Model,
 		"baseUrl":                        c.BaseURL,
 		"apiKeyEnv":                      c.APIKeyEnv,
+		"provider":                       orText(c.Provider, "(from baseUrl)"),
+		"thinking":                       orText(c.Thinking, "(server default)"),
+		"reasoningEffort":                orText(c.ReasoningEffort, "(server default)"),
+		"web.baseUrl":                    orText(c.Web.BaseURL, "(the model server's, when it is DeepSeek)"),
+		"pricing.currency":               c.Pricing.Currency,
+		"pricing.offPeakFactor":          strconv.FormatFloat(c.Pricing.OffPeakFactor, 'g', -1, 64),
+		"pricing.webRequest":             strconv.FormatFloat(c.Pricing.WebRequest, 'g', -1, 64),
+		"pricing.holidays":               list(c.Pricing.Holidays),
 		"mode":                           string(c.Mode),
 		"codeRuntime":                    c.CodeRuntime,
 		"maxParallelToolCalls":           strconv.Itoa(c.MaxParallelToolCalls),
@@ -1208,6 +1297,14 @@ func (c *Config) Entries() []Entry {
 	}
 	var out []Entry
 	for _, f := range fields {
+		if f.key == "pricing.models" {
+			// One line per model: "pricing.models.NAME  hit/miss/output".
+			for _, name := range slices.Sorted(maps.Keys(c.Pricing.Models)) {
+				p := c.Pricing.Models[name]
+				out = append(out, Entry{Key: f.key + "." + name, Value: fmt.Sprintf("%g/%g/%g per 1M (cache hit/miss/output)", p.CacheHit, p.CacheMiss, p.Output), Source: c.sources[f.key]})
+			}
+			continue
+		}
 		out = append(out, Entry{Key: f.key, Value: values[f.key], Source: c.sources[f.key], Items: c.Items(f.key)})
 		if f.key == "apiKeyEnv" {
 			out = append(out, Entry{Key: "apiKey", Value: key, Source: c.sources["apiKey"]})
@@ -1224,9 +1321,33 @@ func (c *Config) Entries() []Entry {
 	return out
 }
 
-// ModelConfig returns the model client configuration: endpoint, model and key.
+// ModelConfig returns the model client configuration: endpoint, model, key, provider and
+// DeepSeek's thinking controls.
 func (c *Config) ModelConfig() openai.Config {
-	return openai.Config{BaseURL: c.BaseURL, Model: c.Model, APIKey: c.APIKey, APIKeyEnv: c.APIKeyEnv}
+	return openai.Config{BaseURL: c.BaseURL, Model: c.Model, APIKey: c.APIKey, APIKeyEnv: c.APIKeyEnv,
+		Provider: c.Provider, Thinking: c.Thinking, ReasoningEffort: c.ReasoningEffort}
+}
+
+// IsDeepSeek reports whether the model server is DeepSeek: provider says so, or it is not
+// set and baseUrl is DeepSeek's host.
+func (c *Config) IsDeepSeek() bool {
+	if c.Provider != "" {
+		return c.Provider == openai.ProviderDeepSeek
+	}
+	u, err := url.Parse(c.BaseURL)
+	return err == nil && strings.EqualFold(u.Hostname(), "api.deepseek.com")
+}
+
+// WebBaseURL returns the root of the Search and Fetch APIs the web tools use, and false
+// when they are off: web.baseUrl when set, else the model server's when it is DeepSeek.
+func (c *Config) WebBaseURL() (string, bool) {
+	if c.Web.BaseURL != "" {
+		return c.Web.BaseURL, true
+	}
+	if c.IsDeepSeek() {
+		return c.BaseURL, true
+	}
+	return "", false
 }
 
 // ShellSandbox returns the shell tools' Sandbox value ("" for none).

@@ -55,7 +55,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Model != "deepseek-chat" || c.BaseURL != "https://api.deepseek.com" || c.APIKeyEnv != "DEEPSEEK_API_KEY" ||
+	if c.Model != "deepseek-flash" || c.BaseURL != "https://api.deepseek.com" || c.APIKeyEnv != "DEEPSEEK_API_KEY" ||
 		c.Mode != tool.ModeNative || c.MaxParallelToolCalls != 10 || c.MaxSteps != 50 || c.ToolOrder != nil ||
 		c.Sessions.Root != filepath.Join(opts.Home, "sessions") || c.Sessions.Compression != session.CompressionZstd ||
 		c.Shell.Sandbox != SandboxAuto || c.Shell.MaxProcesses != 4096 || c.Shell.MaxMemoryMiB != 8192 ||
@@ -431,7 +431,7 @@ func TestErrors(t *testing.T) {
 		want    string // the message after the location
 		locator string // "file:line", "env", "flag" or "" (the whole message is want)
 	}{
-		{name: "unknown top", user: "model: x\nmodle: y\n", locator: "2", want: `unknown key "modle" (known keys here: model, baseUrl, apiKeyEnv, mode, codeRuntime, maxParallelToolCalls, maxSteps, toolOrder, sessions, permissions, reminder, spill, redact, shell, limits, mcp)`},
+		{name: "unknown top", user: "model: x\nmodle: y\n", locator: "2", want: `unknown key "modle" (known keys here: model, baseUrl, apiKeyEnv, provider, thinking, reasoningEffort, mode, codeRuntime, maxParallelToolCalls, maxSteps, toolOrder, sessions, permissions, reminder, spill, redact, shell, limits, web, pricing, mcp)`},
 		{name: "unknown nested", user: "sessions:\n  rot: x\n", locator: "2", want: `unknown key "sessions.rot" (known keys here: sessions.root, sessions.compression)`},
 		{name: "unknown mcp", user: "mcp:\n  server: {}\n", locator: "2", want: `unknown key "mcp.server" (known keys here: mcp.servers)`},
 		{name: "pool zero", user: "maxParallelToolCalls: 0\n", locator: "1", want: "maxParallelToolCalls must be a positive integer"},
@@ -454,6 +454,14 @@ func TestErrors(t *testing.T) {
 		{name: "preview", user: "reminder:\n  argumentsPreviewChars: 0\n", locator: "2", want: "repeat-tool-reminder: invalid argumentsPreviewChars 0 — must be an integer >= 1"},
 		{name: "spill", user: "spill:\n  maxInlineBytes: -1\n", locator: "2", want: "spill-policy: maxInlineBytes must be a non-negative integer (got -1)"},
 		{name: "section type", user: "reminder: 3\n", locator: "1", want: "reminder must be a mapping"},
+		{name: "provider", user: "provider: openai\n", locator: "1", want: `provider must be "deepseek" or "openai-compatible", got "openai"`},
+		{name: "thinking", user: "thinking: on\n", locator: "1", want: `thinking must be "enabled" or "disabled", got "on"`},
+		{name: "effort", user: "reasoningEffort: medium\n", locator: "1", want: `reasoningEffort must be "low", "high" or "max", got "medium"`},
+		{name: "web url", user: "web: {baseUrl: api.deepseek.com}\n", locator: "1", want: `web.baseUrl must be an absolute http or https URL, got "api.deepseek.com"`},
+		{name: "price negative", user: "pricing:\n  models: {m: {cacheHit: 0, cacheMiss: -1, output: 1}}\n", locator: "2", want: `the prices of model "m" must be non-negative numbers, got {CacheHit:0 CacheMiss:-1 Output:1}`},
+		{name: "holiday", user: "pricing:\n  holidays: [Oct 1]\n", locator: "2", want: `holiday "Oct 1" is not a date like 2026-10-01`},
+		{name: "off-peak", user: "pricing:\n  offPeakFactor: 2\n", locator: "2", want: `offPeakFactor must be above 0 and at most 1, got 2`},
+		{name: "env thinking", env: env{"DSH_THINKING": "yes"}, locator: "env", want: `environment variable DSH_THINKING: thinking must be "enabled" or "disabled", got "yes"`},
 		{name: "root type", user: "- a\n- b\n", locator: "1", want: "the configuration must be a mapping of keys to values"},
 		{name: "env int", env: env{"DSH_MAX_STEPS": "0"}, locator: "env", want: "environment variable DSH_MAX_STEPS: maxSteps must be a positive integer"},
 		{name: "env mode", env: env{"DSH_MODE": "fast"}, locator: "env", want: `environment variable DSH_MODE: mode must be "native", "code" or "both", got "fast"`},
@@ -557,6 +565,10 @@ func TestEntriesCoverEveryKey(t *testing.T) {
 			want = append(want, k[0], "apiKey")
 			continue
 		}
+		if k[0] == "pricing.models" { // one entry per model
+			want = append(want, "pricing.models.deepseek-flash", "pricing.models.deepseek-v4-flash", "pricing.models.deepseek-v4-pro")
+			continue
+		}
 		if !strings.HasPrefix(k[0], "mcp.servers.") {
 			want = append(want, k[0])
 		}
@@ -638,4 +650,69 @@ func TestOpenProtectedAndLimits(t *testing.T) {
 			t.Fatalf("config = %+v, %v", c, err)
 		}
 	})
+}
+
+func TestDeepSeekKeys(t *testing.T) {
+	user := `model: deepseek-v4-pro
+thinking: disabled
+reasoningEffort: max
+pricing:
+  models: {my-model: {cacheHit: 1, cacheMiss: 2, output: 3}}
+  holidays: [2026-10-01, 2026-10-02]
+`
+	c, err := Load(setup(t, user, "", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := c.ModelConfig()
+	if mc.Model != "deepseek-v4-pro" || mc.Thinking != "disabled" || mc.ReasoningEffort != "max" || mc.Provider != "" {
+		t.Errorf("model config = %+v", mc)
+	}
+	// A models mapping adds to the defaults, key by key.
+	if p := c.Pricing.Models["my-model"]; p.Output != 3 || c.Pricing.Models["deepseek-flash"].Output != 8 ||
+		!slices.Equal(c.Pricing.Holidays, []string{"2026-10-01", "2026-10-02"}) || c.Pricing.Currency != "CNY" {
+		t.Errorf("pricing = %+v", c.Pricing)
+	}
+	if !c.IsDeepSeek() {
+		t.Error("api.deepseek.com is DeepSeek")
+	}
+	if u, ok := c.WebBaseURL(); !ok || u != "https://api.deepseek.com" {
+		t.Errorf("WebBaseURL = %q, %v", u, ok)
+	}
+	if c.Source("pricing.holidays").Line != 6 {
+		t.Errorf("holidays source = %v", c.Source("pricing.holidays"))
+	}
+}
+
+func TestWebToolsFollowTheServer(t *testing.T) {
+	tests := []struct {
+		name string
+		env  env
+		url  string
+		on   bool
+	}{
+		{"DeepSeek", env{}, "https://api.deepseek.com", true},
+		{"local server", env{"DSH_BASE_URL": "http://localhost:11434/v1"}, "", false},
+		{"local server said to be DeepSeek", env{"DSH_BASE_URL": "http://127.0.0.1:9/", "DSH_PROVIDER": "deepseek"}, "http://127.0.0.1:9/", true},
+		{"DeepSeek said not to be", env{"DSH_PROVIDER": "openai-compatible"}, "", false},
+		{"configured endpoint", env{"DSH_BASE_URL": "http://localhost:11434/v1", "DSH_WEB_BASE_URL": "https://search.example.com"}, "https://search.example.com", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Load(setup(t, "", "", tt.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u, ok := c.WebBaseURL(); ok != tt.on || u != tt.url {
+				t.Errorf("WebBaseURL = %q, %v; want %q, %v", u, ok, tt.url, tt.on)
+			}
+		})
+	}
+}
+
+func TestProjectMayNotRedirectWebRequests(t *testing.T) {
+	_, err := Load(setup(t, "", "web:\n  baseUrl: https://evil.example.com\n", nil))
+	if err == nil || !strings.Contains(err.Error(), `"web.baseUrl" may be set only in the user configuration`) {
+		t.Fatalf("error = %v", err)
+	}
 }

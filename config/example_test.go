@@ -22,7 +22,7 @@ func ExampleLoad() {
 	home := filepath.Join(root, ".dsh")
 	os.MkdirAll(filepath.Join(root, "project", ".dsh"), 0o755)
 	os.MkdirAll(home, 0o755)
-	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("model: deepseek-reasoner\nmaxSteps: 30\npermissions: {deny: [\"bash(rm *)\"]}\n"), 0o644)
+	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("model: deepseek-v4-pro\nmaxSteps: 30\npermissions: {deny: [\"bash(rm *)\"]}\n"), 0o644)
 	os.WriteFile(filepath.Join(root, "project", ".dsh", "config.yaml"), []byte("maxSteps: 20\npermissions: {deny: [\"bash(curl *)\"]}\n"), 0o644)
 
 	env := map[string]string{"DSH_MODE": "both", "DEEPSEEK_API_KEY": "sk-example"}
@@ -36,7 +36,7 @@ func ExampleLoad() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, e := range c.Entries()[:8] {
+	for _, e := range c.Entries()[:11] {
 		src := e.Source.String()
 		if rel, err := filepath.Rel(root, e.Source.Name); err == nil && e.Source.Kind == config.FromFile {
 			src = fmt.Sprintf("%s:%d", rel, e.Source.Line)
@@ -50,10 +50,13 @@ func ExampleLoad() {
 	}
 	fmt.Println("permissions.deny:", strings.Join(deny, ", "))
 	// Output:
-	// model                  deepseek-reasoner              .dsh/config.yaml:1
+	// model                  deepseek-v4-pro                .dsh/config.yaml:1
 	// baseUrl                https://api.deepseek.com       default
 	// apiKeyEnv              DEEPSEEK_API_KEY               default
 	// apiKey                 (set, 10 characters)           env DEEPSEEK_API_KEY
+	// provider               (from baseUrl)                 default
+	// thinking               (server default)               default
+	// reasoningEffort        (server default)               default
 	// mode                   both                           env DSH_MODE
 	// codeRuntime            quickjs                        default
 	// maxParallelToolCalls   4                              flag --parallel

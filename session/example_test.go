@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/session"
 )
 
@@ -120,4 +121,30 @@ func ExampleRecoveryEvents() {
 	// 5 tool/result b TOOL_NOT_STARTED
 	// 6 step/end
 	// 7 turn/end
+}
+
+// UsageOf sums the token usage an agent logged with its replies, per turn and in total.
+func ExampleUsageOf() {
+	mem := session.NewMemory(time.Now)
+	for turn, n := range []float64{1200, 300} {
+		usage := jsonv.NewObject(
+			jsonv.Member{Name: "inputTokens", Value: n},
+			jsonv.Member{Name: "outputTokens", Value: 40.0},
+			jsonv.Member{Name: "model", Value: "deepseek-flash"},
+		)
+		mem.Append(session.AssistantMessage{Turn: turn + 1, Step: 1, Message: content.Message{Content: content.Texts("ok")}, Usage: usage}.Event())
+	}
+	u, err := session.UsageOf(mem.Events())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, t := range u.Turns {
+		fmt.Printf("turn %d: %d input, %d output\n", t.Turn, t.Input, t.Output)
+	}
+	fmt.Printf("total: %d input, %d output\n", u.Total.Input, u.Total.Output)
+	// Output:
+	// turn 1: 1200 input, 40 output
+	// turn 2: 300 input, 40 output
+	// total: 1500 input, 80 output
 }

@@ -22,7 +22,9 @@ type configFlag struct {
 // configFlagSpecs are every configuration flag, in help order.
 var configFlagSpecs = []configFlag{
 	{key: "mode", flag: "mode", usage: "how tools reach the model: native, code (only run_code) or both"},
-	{key: "model", flag: "model", usage: "the model to request (default deepseek-chat)"},
+	{key: "model", flag: "model", usage: "the model to request (default deepseek-flash; deepseek-v4-pro is DeepSeek's larger model)"},
+	{key: "thinking", flag: "thinking", usage: "DeepSeek's thinking mode: enabled (DeepSeek's default) or disabled"},
+	{key: "reasoningEffort", flag: "reasoning-effort", usage: "DeepSeek's reasoning effort in thinking mode: low, high or max"},
 	{key: "baseUrl", flag: "base-url", usage: "the OpenAI-compatible API root (default https://api.deepseek.com; e.g. http://localhost:11434/v1)"},
 	{key: "apiKeyEnv", flag: "api-key-env", usage: "the environment variable holding the API key (default DEEPSEEK_API_KEY)"},
 	{key: "maxSteps", flag: "max-steps", usage: "the most model requests in one turn (default 50)"},

@@ -173,6 +173,9 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 	tr.stop()
 	if !ar.json {
 		where := flog.Path()
+		if line, err := lastTurnLine(flog.Events(), c.Pricing); err == nil && line != "" {
+			fmt.Fprintln(e.stderr, r.Dim(line))
+		}
 		fmt.Fprintln(e.stderr, r.Dim(fmt.Sprintf("session %s · log %s", id, where)))
 		hint := fmt.Sprintf("replay: dsh session show %s", id)
 		if !ar.scripted {

@@ -191,7 +191,7 @@ func TestRunJSON(t *testing.T) {
 	s := newSandbox(t)
 	srv := newChatServer(t, textReply("Hello there."))
 	r := s.dsh("run", "--json", "--base-url", srv.srv.URL, "hi").want(t, 0)
-	if !regexp.MustCompile(`^dsh · deepseek-chat via openai-compatible · session \S+\n$`).MatchString(r.stderr) {
+	if !regexp.MustCompile(`^dsh · deepseek-flash via openai-compatible · session \S+\n$`).MatchString(r.stderr) {
 		t.Errorf("--json wrote more than the banner to stderr: %q", r.stderr)
 	}
 	var types []string

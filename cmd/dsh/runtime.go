@@ -32,6 +32,7 @@ import (
 	"github.com/dsh-go/dsh/tools/fs"
 	"github.com/dsh-go/dsh/tools/search"
 	"github.com/dsh-go/dsh/tools/shell"
+	"github.com/dsh-go/dsh/tools/web"
 )
 
 // runtimeConfig is what a command needs to assemble the governed tool set.
@@ -142,6 +143,13 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 	}
 	if err := add(shell.Install(reg, shellCfg)); err != nil {
 		return nil, fmt.Errorf("shell tools: %w", err)
+	}
+	// The web tools run on DeepSeek's Search and Fetch APIs: offered when the model server
+	// is DeepSeek or web.baseUrl names another server with those APIs.
+	if base, ok := c.WebBaseURL(); ok {
+		if err := add(web.Install(reg, web.Config{BaseURL: base, APIKey: c.APIKey, APIKeyEnv: c.APIKeyEnv})); err != nil {
+			return nil, fmt.Errorf("web tools: %w", err)
+		}
 	}
 	// Code Mode: TypeScript programs run in a fresh worker process (this binary in its
 	// hidden mode); with codeRuntime: starlark, Python-flavoured programs run in Starlark.

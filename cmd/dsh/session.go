@@ -134,6 +134,13 @@ func runSessionShow(ctx context.Context, e *env, args []string) error {
 	for _, ev := range l.Events {
 		tr.event(ev)
 	}
+	if lines, err := usageLines(l.Events, c.Pricing); err != nil {
+		fmt.Fprintf(e.stdout, "(the recorded usage cannot be read: %v)\n", err)
+	} else {
+		for _, line := range lines {
+			fmt.Fprintln(e.stdout, line)
+		}
+	}
 	if l.Recovered > 0 {
 		fmt.Fprintf(e.stdout, "(%d recovery events close a turn that was interrupted; they are written when the session is resumed)\n", l.Recovered)
 	}

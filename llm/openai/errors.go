@@ -120,6 +120,9 @@ func (m *Model) statusError(status int, header http.Header, body []byte) *llm.Er
 	case (status == http.StatusNotFound || status == http.StatusBadRequest || status == http.StatusUnprocessableEntity) && isUnknownModel(detail):
 		e.Code = llm.CodeUnknownModel
 		e.Message = fmt.Sprintf("model %q is not available at %s: %s", m.cfg.Model, base, msg)
+		if r := RetiredModelError(m.cfg.Model); r != nil {
+			e.Message = fmt.Sprintf("%s answered %q (HTTP %d): %s", base, msg, status, r.Message)
+		}
 	case status == http.StatusNotFound:
 		e.Code = llm.CodeNotFound
 		e.Message = fmt.Sprintf("%s was not found (HTTP 404); check the base URL: %s", m.url, msg)
@@ -142,7 +145,10 @@ func (m *Model) statusError(status int, header http.Header, body []byte) *llm.Er
 	return e
 }
 
-// inBandError classifies an error object the server sent inside a 200 stream.
+// inBandError classifies an error object the server sent inside a 200 stream. An error that
+// names a client-side HTTP status (a numeric code or status, or a type such as
+// "authentication_error" or "invalid_request_error") is classified as that status would be,
+// so it is not retried; anything else is a server fault.
 func (m *Model) inBandError(raw []byte) *llm.Error {
 	msg, detail := serverMessage(raw)
 	if msg == "" || msg == "null" {
@@ -156,9 +162,60 @@ func (m *Model) inBandError(raw []byte) *llm.Error {
 		e.Code = llm.CodeQuotaExceeded
 	case containsAny(d, "rate limit", "rate_limit", "too many requests"):
 		e.Code = llm.CodeRateLimit
+	default:
+		if status := inBandStatus(raw); status >= 400 && status < 500 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests {
+			e.Code = m.statusError(status, nil, raw).Code
+			e.Message = fmt.Sprintf("%s reported an error in the middle of the stream (HTTP %d): %s", m.baseURL, status, msg)
+			if e.Code == llm.CodeAuth && m.cfg.APIKeyEnv != "" {
+				e.Message += fmt.Sprintf(" (check %s)", m.cfg.APIKeyEnv)
+			}
+			return e
+		}
 	}
 	e.Message = fmt.Sprintf("%s reported an error in the middle of the stream: %s", m.baseURL, msg)
 	return e
+}
+
+// inBandStatus returns the HTTP status an in-band error object names, or 0: its "status"
+// or numeric "code", else one implied by its "type".
+func inBandStatus(raw []byte) int {
+	var outer struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(raw, &outer) == nil && len(outer.Error) > 0 && outer.Error[0] == '{' {
+		raw = outer.Error
+	}
+	var e struct {
+		Status any    `json:"status"`
+		Code   any    `json:"code"`
+		Type   string `json:"type"`
+	}
+	if json.Unmarshal(raw, &e) != nil {
+		return 0
+	}
+	for _, v := range []any{e.Status, e.Code} {
+		var n int
+		switch x := v.(type) {
+		case float64:
+			n = int(x)
+		case string:
+			n, _ = strconv.Atoi(x)
+		}
+		if n >= 400 && n <= 599 {
+			return n
+		}
+	}
+	switch e.Type {
+	case "authentication_error":
+		return http.StatusUnauthorized
+	case "permission_error":
+		return http.StatusForbidden
+	case "invalid_request_error":
+		return http.StatusBadRequest
+	case "not_found_error":
+		return http.StatusNotFound
+	}
+	return 0
 }
 
 // retryAfter reads the delay a response asks for: Retry-After-Ms (milliseconds), or

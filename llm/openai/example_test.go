@@ -79,3 +79,13 @@ func ExampleConfigFromEnv() {
 	// DSH_EXAMPLE_UNSET_KEY is not set (export it, or pass --api-key-env NAME for another variable)
 	// openai-compatible qwen3:8b http://localhost:11434/v1
 }
+
+// A model DeepSeek has retired is refused before any request, with its replacement named.
+func ExampleRetiredModelError() {
+	_, err := openai.New(openai.Config{APIKey: "sk-example", Model: "deepseek-reasoner"})
+	fmt.Println(llm.CodeOf(err))
+	fmt.Println(err)
+	// Output:
+	// UNKNOWN_MODEL
+	// model "deepseek-reasoner" was retired by DeepSeek on 2026-07-24 and no longer answers; use "deepseek-flash" instead (--model deepseek-flash, or model: deepseek-flash in the configuration; thinking is on by default, --thinking disabled turns it off)
+}

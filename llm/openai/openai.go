@@ -1,7 +1,13 @@
 // Package openai is an llm.Model for OpenAI-compatible chat-completions endpoints. DeepSeek
-// is the default (https://api.deepseek.com, model deepseek-chat, key from
+// is the default (https://api.deepseek.com, model deepseek-flash, key from
 // DEEPSEEK_API_KEY); any other server that speaks the protocol — OpenAI, a local llama.cpp,
 // vLLM or Ollama server — works by setting Config.BaseURL, Config.Model and the key.
+//
+// DeepSeek-only request fields — "thinking" and "reasoning_effort" — are sent to DeepSeek
+// (Config.Provider "deepseek", the default for api.deepseek.com) and to any other server
+// only when Config.Thinking or Config.ReasoningEffort is set, so other servers never see a
+// field they may reject. A DeepSeek model name that DeepSeek has retired (RetiredModels) is
+// refused by New before any request, naming its replacement.
 //
 // Replies are always streamed. Tool calls are assembled from their deltas by index (several
 // per reply, arguments split across any number of deltas, the id only in the first one).
@@ -36,7 +42,7 @@ import (
 // Defaults of Config.
 const (
 	DefaultBaseURL        = "https://api.deepseek.com"
-	DefaultModel          = "deepseek-chat"
+	DefaultModel          = "deepseek-flash"
 	DefaultAPIKeyEnv      = "DEEPSEEK_API_KEY"
 	DefaultMaxRetries     = 4
 	DefaultRetryBaseDelay = 500 * time.Millisecond
@@ -45,23 +51,63 @@ const (
 	DefaultUserAgent      = "dsh (+https://github.com/dsh-go/dsh)"
 )
 
-// Config configures a Model. The zero value talks to DeepSeek's deepseek-chat, but needs
+// ProviderDeepSeek is the Config.Provider of DeepSeek's API; it enables the DeepSeek-only
+// request fields and the retired-model check.
+const ProviderDeepSeek = "deepseek"
+
+// Thinking modes (Config.Thinking) and reasoning efforts (Config.ReasoningEffort), as
+// DeepSeek's API names them.
+const (
+	ThinkingEnabled  = "enabled"
+	ThinkingDisabled = "disabled"
+	EffortLow        = "low"
+	EffortHigh       = "high"
+	EffortMax        = "max"
+)
+
+// RetiredModels maps the DeepSeek model names DeepSeek retired on 2026-07-24 (requests
+// naming them get HTTP 400 "Model Not Exist") to the model that replaces them.
+var RetiredModels = map[string]string{
+	"deepseek-chat":     "deepseek-flash",
+	"deepseek-reasoner": "deepseek-flash",
+}
+
+// RetiredModelError returns the error for a request naming a retired DeepSeek model, or nil
+// when model is not retired.
+func RetiredModelError(model string) *llm.Error {
+	repl, ok := RetiredModels[model]
+	if !ok {
+		return nil
+	}
+	return &llm.Error{Code: llm.CodeUnknownModel, Message: fmt.Sprintf(
+		"model %q was retired by DeepSeek on 2026-07-24 and no longer answers; use %q instead (--model %s, or model: %s in the configuration; thinking is on by default, --thinking disabled turns it off)",
+		model, repl, repl, repl)}
+}
+
+// Config configures a Model. The zero value talks to DeepSeek's deepseek-flash, but needs
 // an APIKey (see ConfigFromEnv).
 type Config struct {
 	// BaseURL is the API root; requests go to BaseURL + "/chat/completions". Default
 	// DefaultBaseURL. Examples: "https://api.openai.com/v1", "http://localhost:11434/v1".
 	BaseURL string
-	// Model is the model identifier to request. Default DefaultModel; "deepseek-reasoner"
-	// selects DeepSeek's thinking mode.
+	// Model is the model identifier to request. Default DefaultModel.
 	Model string
+	// Thinking is DeepSeek's thinking mode, ThinkingEnabled or ThinkingDisabled, sent as
+	// {"thinking":{"type":…}} with every request. "" sends ThinkingEnabled to DeepSeek (its
+	// default) and nothing to other servers.
+	Thinking string
+	// ReasoningEffort is DeepSeek's reasoning_effort (EffortLow, EffortHigh or EffortMax),
+	// sent with every request when set; "" leaves it to the server.
+	ReasoningEffort string
 	// APIKey is sent as a bearer token. It is required for DeepSeek's API; other servers
 	// (a local one) may need none, and then no Authorization header is sent.
 	APIKey string
 	// APIKeyEnv names the environment variable the key came from, so messages about a
 	// missing or rejected key can say which one to fix. ConfigFromEnv sets it.
 	APIKeyEnv string
-	// Provider labels the endpoint for logs and UIs. Default "deepseek" for DeepSeek's API,
-	// "openai-compatible" otherwise.
+	// Provider labels the endpoint for logs and UIs. Default ProviderDeepSeek for DeepSeek's
+	// API, "openai-compatible" otherwise. ProviderDeepSeek also turns on the DeepSeek-only
+	// request fields and the retired-model check, e.g. for a gateway in front of DeepSeek.
 	Provider string
 	// HTTPClient sends the requests. Default http.DefaultClient. Its Timeout, if any,
 	// bounds whole replies, so prefer IdleTimeout for streaming.
@@ -122,7 +168,9 @@ type Model struct {
 }
 
 // New returns a Model for cfg after applying the defaults. It fails when BaseURL is not an
-// absolute http or https URL, or when cfg targets DeepSeek's API without an APIKey.
+// absolute http or https URL, when Thinking or ReasoningEffort has an unknown value, when cfg
+// targets DeepSeek's API without an APIKey, and (an *llm.Error with Code
+// llm.CodeUnknownModel) when it names a model DeepSeek has retired.
 func New(cfg Config) (*Model, error) {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
@@ -160,7 +208,25 @@ func New(cfg Config) (*Model, error) {
 	if cfg.Provider == "" {
 		cfg.Provider = "openai-compatible"
 		if isDeepSeek {
-			cfg.Provider = "deepseek"
+			cfg.Provider = ProviderDeepSeek
+		}
+	}
+	switch cfg.Thinking {
+	case "", ThinkingEnabled, ThinkingDisabled:
+	default:
+		return nil, fmt.Errorf("openai: thinking must be %q or %q, got %q", ThinkingEnabled, ThinkingDisabled, cfg.Thinking)
+	}
+	switch cfg.ReasoningEffort {
+	case "", EffortLow, EffortHigh, EffortMax:
+	default:
+		return nil, fmt.Errorf("openai: reasoning effort must be %q, %q or %q, got %q", EffortLow, EffortHigh, EffortMax, cfg.ReasoningEffort)
+	}
+	if cfg.Provider == ProviderDeepSeek {
+		if e := RetiredModelError(cfg.Model); e != nil {
+			return nil, e
+		}
+		if cfg.Thinking == "" {
+			cfg.Thinking = ThinkingEnabled
 		}
 	}
 	if isDeepSeek && cfg.APIKey == "" {
@@ -185,6 +251,12 @@ func (m *Model) Provider() string { return m.cfg.Provider }
 
 // BaseURL returns the API root requests go to, without a trailing slash.
 func (m *Model) BaseURL() string { return m.baseURL }
+
+// Thinking returns the thinking mode sent with every request ("" when none is sent).
+func (m *Model) Thinking() string { return m.cfg.Thinking }
+
+// ReasoningEffort returns the reasoning effort sent with every request ("" when none is).
+func (m *Model) ReasoningEffort() string { return m.cfg.ReasoningEffort }
 
 // sleep waits for d unless done closes first, and reports whether the full delay passed.
 func sleep(done <-chan struct{}, d time.Duration) bool {

@@ -26,6 +26,14 @@ type wireRequest struct {
 	Temperature   *float64                `json:"temperature,omitempty"`
 	Stream        bool                    `json:"stream"`
 	StreamOptions *goopenai.StreamOptions `json:"stream_options,omitempty"`
+	// Thinking and ReasoningEffort are DeepSeek's per-request thinking controls.
+	Thinking        *wireThinking `json:"thinking,omitempty"`
+	ReasoningEffort string        `json:"reasoning_effort,omitempty"`
+}
+
+// wireThinking is DeepSeek's {"type": "enabled"|"disabled"}.
+type wireThinking struct {
+	Type string `json:"type"`
 }
 
 // wireTool is one tool of the request. (goopenai.Tool marshals through a map, which
@@ -49,12 +57,16 @@ type wireMessage struct {
 // requestBody encodes req for this model.
 func (m *Model) requestBody(req llm.Request) ([]byte, error) {
 	w := wireRequest{
-		Model:         m.cfg.Model,
-		Messages:      wireMessages(req, !m.cfg.OmitReasoning),
-		MaxTokens:     req.MaxTokens,
-		Temperature:   req.Temperature,
-		Stream:        true,
-		StreamOptions: &goopenai.StreamOptions{IncludeUsage: true},
+		Model:           m.cfg.Model,
+		Messages:        wireMessages(req, !m.cfg.OmitReasoning),
+		MaxTokens:       req.MaxTokens,
+		Temperature:     req.Temperature,
+		Stream:          true,
+		StreamOptions:   &goopenai.StreamOptions{IncludeUsage: true},
+		ReasoningEffort: m.cfg.ReasoningEffort,
+	}
+	if m.cfg.Thinking != "" {
+		w.Thinking = &wireThinking{Type: m.cfg.Thinking}
 	}
 	for i, t := range req.Tools {
 		params, err := schemaJSON(t.Parameters)

@@ -49,6 +49,7 @@ func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 			}
 			e.Attempts = attempt
 			if streamed || !retryable(e) || attempt > m.cfg.MaxRetries {
+				// attempt counts the requests made; only a retried failure mentions it.
 				if attempt > 1 && e.Code != llm.CodeAborted {
 					e.Message += fmt.Sprintf(" (gave up after %d attempts)", attempt)
 				}
@@ -68,13 +69,17 @@ func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 	}
 }
 
-// retryable reports whether a failed attempt that streamed nothing is worth repeating.
+// retryable reports whether a failed attempt that streamed nothing is worth repeating: only
+// a rate limit (HTTP 429), a server fault (HTTP 5xx, or a 200 reply with no content) or a
+// failed connection (including a stream cut before its first event). Everything else — a
+// rejected key, an unknown model, an invalid request, a request timeout, an idle timeout —
+// would fail the same way again.
 func retryable(e *llm.Error) bool {
 	switch e.Code {
-	case llm.CodeRateLimit, llm.CodeServer, llm.CodeTransport, llm.CodeStreamClosed, llm.CodeEmptyResponse:
+	case llm.CodeRateLimit, llm.CodeTransport, llm.CodeStreamClosed, llm.CodeEmptyResponse:
 		return true
-	case llm.CodeTimeout:
-		return e.Status == http.StatusRequestTimeout // not an idle timeout: that already waited long
+	case llm.CodeServer:
+		return e.Status == 0 || e.Status >= 500
 	}
 	return false
 }

@@ -344,7 +344,7 @@ func TestHTTPErrors(t *testing.T) {
 		{
 			name: "context too long",
 			step: errStep(400, `{"error":{"message":"This model's maximum context length is 131072 tokens. However, you requested 140000 tokens.","type":"invalid_request_error"}}`, nil),
-			want: want{llm.CodeContextWindowExceeded, 400, `the conversation is too long for model "deepseek-chat" at %s (HTTP 400): This model's maximum context length is 131072 tokens. However, you requested 140000 tokens.`},
+			want: want{llm.CodeContextWindowExceeded, 400, `the conversation is too long for model "deepseek-flash" at %s (HTTP 400): This model's maximum context length is 131072 tokens. However, you requested 140000 tokens.`},
 		},
 		{
 			name: "invalid parameters",
@@ -414,7 +414,7 @@ func TestNewValidates(t *testing.T) {
 		t.Errorf("model = %+v", m)
 	}
 	d, err := New(Config{APIKey: "k"})
-	if err != nil || d.Provider() != "deepseek" || d.Name() != "deepseek-chat" || d.BaseURL() != DefaultBaseURL {
+	if err != nil || d.Provider() != "deepseek" || d.Name() != "deepseek-flash" || d.Thinking() != "enabled" || d.BaseURL() != DefaultBaseURL {
 		t.Errorf("defaults = %+v, %v", d, err)
 	}
 }
@@ -504,6 +504,22 @@ func TestConsumerStopsEarly(t *testing.T) {
 	}
 }
 
+// An in-band error that names a client-side status is not retried; a server fault is.
+func TestInBandClientErrorsAreNotRetried(t *testing.T) {
+	srv := newFakeServer(t,
+		okStep(`{"error":{"message":"busy","type":"server_error"}}`),
+		okStep(`{"error":{"message":"Authentication Fails","type":"authentication_error"}}`))
+	m, _ := srv.model(t, Config{APIKeyEnv: "MY_KEY"})
+	_, err := llm.Generate(context.Background(), m, userAsks("hi"))
+	var e *llm.Error
+	if !errors.As(err, &e) || e.Code != llm.CodeAuth || e.Attempts != 2 || !strings.HasSuffix(e.Message, "(check MY_KEY) (gave up after 2 attempts)") {
+		t.Fatalf("error = %#v", err)
+	}
+	if n := len(srv.requests()); n != 2 {
+		t.Errorf("%d requests", n)
+	}
+}
+
 func TestInBandFailures(t *testing.T) {
 	tests := []struct {
 		name string
@@ -515,6 +531,14 @@ func TestInBandFailures(t *testing.T) {
 			llm.CodeRateLimit, "%s reported an error in the middle of the stream: Rate limit exceeded mid-stream"},
 		{"error event", step{pieces: []string{"event: error\ndata: {\"error\":{\"message\":\"overloaded\"}}\n\n"}},
 			llm.CodeServer, "%s reported an error in the middle of the stream: overloaded"},
+		{"authentication error chunk", okStep(`{"error":{"message":"Authentication Fails","type":"authentication_error","code":"invalid_request_error"}}`),
+			llm.CodeAuth, "%s reported an error in the middle of the stream (HTTP 401): Authentication Fails"},
+		{"invalid request chunk", okStep(`{"error":{"message":"bad field","type":"invalid_request_error"}}`),
+			llm.CodeInvalidRequest, "%s reported an error in the middle of the stream (HTTP 400): bad field"},
+		{"numeric status event", step{pieces: []string{"event: error\ndata: {\"error\":{\"message\":\"no such model\",\"code\":404}}\n\n"}},
+			llm.CodeUnknownModel, "%s reported an error in the middle of the stream (HTTP 404): no such model"},
+		{"server error type", okStep(`{"error":{"message":"busy","type":"server_error","code":503}}`),
+			llm.CodeServer, "%s reported an error in the middle of the stream: busy"},
 		{"content filter", okStep(chunk(dText("x"), ""), chunk(`{}`, "content_filter")),
 			"CONTENT_FILTER", "the model stopped: content_filter"},
 		{"DeepSeek out of resources", okStep(chunk(dText("x"), ""), chunk(`{}`, "insufficient_system_resource")),
@@ -729,7 +753,9 @@ func TestConnectionRefusedIsRetriedThenReported(t *testing.T) {
 }
 
 func TestClientTimeoutAndHeaders(t *testing.T) {
-	srv := newFakeServer(t, step{hold: true}, simpleReply("ok"))
+	// Two servers: on a loaded machine the timed-out request may never reach the first, and
+	// the second request must not then be answered with the held step.
+	srv := newFakeServer(t, step{hold: true})
 	client := *srv.srv.Client() // a copy: the server's own client stays without a timeout
 	client.Timeout = 50 * time.Millisecond
 	m, waits := srv.model(t, Config{HTTPClient: &client})
@@ -742,11 +768,12 @@ func TestClientTimeoutAndHeaders(t *testing.T) {
 		t.Errorf("message = %q", e.Message)
 	}
 
-	m2, _ := srv.model(t, Config{UserAgent: "dsh-test/1", Header: http.Header{"X-Gateway": {"a", "b"}}})
+	srv2 := newFakeServer(t, simpleReply("ok"))
+	m2, _ := srv2.model(t, Config{UserAgent: "dsh-test/1", Header: http.Header{"X-Gateway": {"a", "b"}}})
 	if _, err := llm.Generate(context.Background(), m2, userAsks("hi")); err != nil {
 		t.Fatal(err)
 	}
-	h := srv.requests()[1].header
+	h := srv2.requests()[0].header
 	if h.Get("User-Agent") != "dsh-test/1" || strings.Join(h.Values("X-Gateway"), ",") != "a,b" {
 		t.Errorf("headers = %v", h)
 	}
