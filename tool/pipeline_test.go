@@ -696,6 +696,20 @@ func TestPreExecute(t *testing.T) {
 			t.Errorf("after removing the approver: %q", got)
 		}
 	})
+	t.Run("the global scope routes a direct call to the approver", func(t *testing.T) {
+		reg := newReg(t)
+		register(t, reg, echoTool())
+		pre(reg, tool.Ask(""))
+		var got *tool.Scope
+		reg.SetApprover(tool.ApproverFunc(func(_ context.Context, req tool.ApprovalRequest) (tool.ApprovalOutcome, error) {
+			got = req.Agent
+			return tool.ApprovalAllowedOnce, nil
+		}))
+		res := reg.Execute(context.Background(), tool.Input{CallID: "c1", Name: "echo", Args: tool.ParseArguments(`{}`), Agent: reg.Global()})
+		if res.IsError || got != reg.Global() {
+			t.Errorf("result %s, approver asked for %v", resultJSON(t, res), got)
+		}
+	})
 	t.Run("allowed-once still meets the guards", func(t *testing.T) {
 		reg := newReg(t)
 		register(t, reg, echoTool())

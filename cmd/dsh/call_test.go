@@ -17,18 +17,18 @@ func TestUsageAndExitStatus(t *testing.T) {
 		stderr string // substring of standard error
 		stdout string // substring of standard output
 	}{
-		{"no arguments", nil, 2, "Usage: dsh <command>", ""},
+		{"no arguments and no terminal", nil, 2, "dsh chat: the chat needs a terminal on standard input", ""},
 		{"help", []string{"help"}, 0, "", "Commands:"},
-		{"unknown command", []string{"frobnicate"}, 2, `dsh: unknown command "frobnicate" (run "dsh help")`, ""},
-		{"unknown flag", []string{"call", "--frobnicate", "read"}, 2, "flag provided but not defined: -frobnicate", ""},
+		{"unknown command", []string{"frobnicate"}, 2, `dsh: unknown command "frobnicate" (run "dsh help" for the commands)`, ""},
+		{"unknown flag", []string{"call", "--frobnicate", "read"}, 2, "dsh call: unknown flag --frobnicate; run \"dsh call -h\" for the flags\n", ""},
 		{"command help", []string{"call", "-h"}, 0, "Usage: dsh call [flags] TOOL", ""},
 		{"call without tool", []string{"call"}, 2, "dsh call: want a tool name and optionally its arguments as JSON", ""},
 		{"call with extra arguments", []string{"call", "read", "{}", "x"}, 2, "want a tool name", ""},
 		{"run without task", []string{"run"}, 2, "dsh run: want the task as one argument", ""},
 		{"bad mode flag", []string{"tools", "--mode", "fancy"}, 2, `dsh tools: flag --mode: mode must be "native", "code" or "both", got "fancy"`, ""},
 		{"missing workspace", []string{"tools", "--workspace", "/no/such/dir"}, 1, `dsh tools: workspace "/no/such/dir" does not exist`, ""},
-		{"session without subcommand", []string{"session"}, 2, "dsh session: want a subcommand: ls or show ID", ""},
-		{"session unknown subcommand", []string{"session", "rm"}, 2, `unknown subcommand "rm"`, ""},
+		{"session without subcommand", []string{"session"}, 2, "dsh session: want a subcommand: ls, show ID, rm ID… or prune", ""},
+		{"session unknown subcommand", []string{"session", "prnue"}, 2, `unknown subcommand "prnue" (did you mean "prune"?)`, ""},
 		{"session show without id", []string{"session", "show"}, 2, "want one session id", ""},
 		{"session show unknown id", []string{"session", "show", "20260101T000000Z-00000000"}, 1,
 			`dsh session: no session "20260101T000000Z-00000000" in ` + s.home + `/sessions (list them with "dsh session ls")`, ""},

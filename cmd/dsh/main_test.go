@@ -21,10 +21,14 @@ func TestMain(m *testing.M) {
 	}
 	// The tests configure this binary as an MCP server ("dsh mcp serve") of dsh itself.
 	if os.Getenv("DSH_TEST_AS_DSH") == "1" {
-		cwd, _ := os.Getwd()
-		os.Exit(run(context.Background(), &env{stdout: os.Stdout, stderr: os.Stderr, stdin: os.Stdin, cwd: cwd, getenv: os.Getenv}, os.Args[1:]))
+		os.Exit(mainArgs(os.Args[1:]))
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if builtDir != "" {
+			os.RemoveAll(builtDir)
+		}
+		os.Exit(code)
+	}))
 }
 
 // sandbox is one test's world: a workspace (the working directory) and a dsh home.
