@@ -65,7 +65,7 @@ func TestCallJSON(t *testing.T) {
 			`{"isError":true,"error":{"message":"tool \"bash\" requires approval, but no approval channel is available"},"content":[{"type":"text","text":"Error: tool \"bash\" requires approval, but no approval channel is available"}]}`},
 		{"invalid arguments", []string{"read", `{"file_path":1}`}, 1,
 			`{"isError":true,"error":{"message":"invalid arguments: \"file_path\" must be a string","info":{"name":"ToolArgsError","code":"INVALID_ARGS"}},"content":[{"type":"text","text":"Error: invalid arguments: \"file_path\" must be a string"}]}`},
-		{"arguments not JSON", []string{"read", `{"file_path":`}, 1,
+		{"arguments not an object", []string{"read", `["file_path"]`}, 1,
 			`{"isError":true,"error":{"message":"invalid arguments: \"arguments\" must be an object","info":{"name":"ToolArgsError","code":"INVALID_ARGS"}},"content":[{"type":"text","text":"Error: invalid arguments: \"arguments\" must be an object"}]}`},
 		{"unknown tool", []string{"nope"}, 1,
 			`{"isError":true,"error":{"message":"unknown tool \"nope\"","info":{"name":"ToolNotFoundError","code":"UNKNOWN_TOOL"}},"content":[{"type":"text","text":"Error: unknown tool \"nope\""}]}`},

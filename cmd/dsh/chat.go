@@ -79,7 +79,7 @@ func runChat(ctx context.Context, e *env, args []string) error {
 	ch := &chat{
 		e: e, out: e.stderr, scripted: *scriptFile != "",
 		opts: convOptions{config: c, workspace: ws, model: model, banner: banner, maxTokens: *maxTokens,
-			resume: *resume, continueLast: *cont, moveHere: *moveHere, showHistory: true},
+			resume: *resume, continueLast: *cont, moveHere: *moveHere, showHistory: true, typedInput: true},
 		in: newLineReader(e.stdin, e.stderr),
 	}
 	// Interrupts cancel the running turn; at the prompt the terminal is in raw mode and

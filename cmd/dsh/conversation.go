@@ -40,6 +40,9 @@ type convOptions struct {
 	maxTokens int               // cap on each reply, 0 for the server's default
 	// showHistory renders a resumed session's earlier turns before the first new one.
 	showHistory bool
+	// typedInput says the user's messages are on the screen already (the chat's prompt
+	// line), so the live transcript does not repeat them.
+	typedInput bool
 }
 
 // conversation is an open session with the governed tool set and an agent over it: "dsh
@@ -69,7 +72,7 @@ type conversation struct {
 	turnUsage  usageSum // the usage of the current (or last) turn
 	// restoreMode undoes the presentation mode set by setMode (nil: none set).
 	restoreMode func()
-	emit       func(session.Event)
+	emit        func(session.Event)
 }
 
 // errNoSession reports a session id that names no stored session.
@@ -177,7 +180,7 @@ func openConversation(ctx context.Context, e *env, opts convOptions) (_ *convers
 	cv.live = !opts.json && term.IsTerminal(e.stderr)
 	cv.log = &teeLog{Log: cv.flog, fn: func(ev session.Event) {
 		cv.observe(ev)
-		if cv.emit != nil {
+		if cv.emit != nil && !(opts.typedInput && !opts.json && typedMessage(ev)) {
 			cv.emit(ev)
 		}
 	}}
@@ -219,6 +222,15 @@ func openConversation(ctx context.Context, e *env, opts convOptions) (_ *convers
 		return nil, err
 	}
 	return cv, nil
+}
+
+// typedMessage reports whether an event is a message the user typed.
+func typedMessage(ev session.Event) bool {
+	if ev.Type != session.TypeUserMessage {
+		return false
+	}
+	p, err := session.DecodeUserMessage(ev)
+	return err == nil && (p.Message.Source == nil || p.Message.Source.Kind == "" || p.Message.Source.Kind == "user")
 }
 
 // newAgent (re)creates the agent over the conversation's log, with its current model.

@@ -68,6 +68,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		cont:      *cont,
 		moveHere:  *moveHere,
 		json:      *asJSON,
+		summary:   *asJSON,
 		banner:    banner,
 		maxTokens: *maxTokens,
 	})
@@ -105,6 +106,7 @@ type agentRun struct {
 	cont      bool   // continue the workspace's last session
 	moveHere  bool   // --cd
 	json      bool
+	summary   bool              // with json: end with the summary object
 	banner    string            // the first line of the transcript
 	prompter  approval.Prompter // nil: the terminal when there is one
 	noPrompt  bool              // never ask a person
@@ -137,11 +139,11 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 	} else if runErr != nil && res.Reason.Kind == "" {
 		failure = runErr.Error()
 	}
-	if ar.json {
+	if ar.json && ar.summary {
 		if err := summaryLine(e.stdout, res, !discard, id, &usage, failure); err != nil {
 			return err
 		}
-	} else {
+	} else if !ar.json {
 		if discard {
 			fmt.Fprintln(e.stderr, r.Dim("nothing was saved: the session had no reply"))
 		} else {
