@@ -114,7 +114,7 @@ func TestDemoJSON(t *testing.T) {
 		}
 	}
 	// The same events come back from the store.
-	ls := s.dsh("session", "ls", "--json").want(t, 0)
+	ls := s.dsh("session", "ls", "--all", "--json").want(t, 0)
 	var info struct {
 		ID string `json:"id"`
 	}

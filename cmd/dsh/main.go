@@ -7,7 +7,7 @@
 //	dsh demo [flags]                the agent loop with a scripted model, offline
 //	dsh call [flags] TOOL 'JSON'    one tool call through the whole pipeline
 //	dsh tools [flags]               the tools the model would see
-//	dsh session ls | show ID        read the session logs
+//	dsh session ls | show | rm | prune  list, replay and remove sessions (ids may be shortened to a unique prefix)
 //	dsh mcp serve | ls              serve the tools over MCP; list the configured MCP servers
 //	dsh config [flags]              the effective configuration and its sources
 //

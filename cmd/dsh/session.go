@@ -244,11 +244,14 @@ func pruneVictims(entries []sessionEntry, now time.Time, age time.Duration, keep
 	return out
 }
 
+// maxAgeDays bounds an age in days (about 270 years), far below a Duration's overflow.
+const maxAgeDays = 100000
+
 // parseAge reads an age: whole days ("30d") or a Go duration ("12h", "90m").
 func parseAge(s string) (time.Duration, error) {
 	if d, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.Atoi(d)
-		if err != nil || n < 0 {
+		if err != nil || n < 0 || n > maxAgeDays {
 			return 0, fmt.Errorf("want a number of days such as 30d or a duration such as 12h, got %q", s)
 		}
 		return time.Duration(n) * 24 * time.Hour, nil

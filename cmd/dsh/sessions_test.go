@@ -431,3 +431,23 @@ func TestProjectInstructions(t *testing.T) {
 	none := s.dsh("config", "--workspace", t.TempDir()).want(t, 0)
 	mustContain(t, "config without instructions", none.stdout, "# project instructions: no AGENTS.md from ")
 }
+
+// FuzzParseAge: any --older-than text either fails with the usage message or yields a
+// non-negative age.
+func FuzzParseAge(f *testing.F) {
+	for _, s := range []string{"30d", "0d", "12h", "90m", "1h30m", "-1d", "d", "", "soon", "999999999999d"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := parseAge(s)
+		if err != nil {
+			if !strings.Contains(err.Error(), "want a number of days such as 30d") {
+				t.Fatalf("parseAge(%q): unexpected error %v", s, err)
+			}
+			return
+		}
+		if d < 0 {
+			t.Fatalf("parseAge(%q) = %v", s, d)
+		}
+	})
+}
