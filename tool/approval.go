@@ -49,7 +49,7 @@ type approverBox struct{ a Approver }
 // is never routed to it, and an "ask" for such a call is denied with "tool "<name>" requires
 // approval, but the call has no agent to route it through". This is the reference
 // harness's rule — approvals are answered per agent — so give every call that may need
-// approval an Agent (a scope from NewScope, or Global()).
+// approval an Agent: a scope from NewScope (the global scope counts as none).
 func (r *Registry) SetApprover(a Approver) (remove func()) {
 	box := &approverBox{a: a}
 	r.approver.Store(box)
