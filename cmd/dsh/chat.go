@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/dsh-go/dsh/internal/suggest"
 	"github.com/dsh-go/dsh/internal/term"
+	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/tool"
 )
 
@@ -82,6 +84,9 @@ func runChat(ctx context.Context, e *env, args []string) error {
 			resume: *resume, continueLast: *cont, moveHere: *moveHere, showHistory: true, typedInput: true},
 		in: newLineReader(e.stdin, e.stderr),
 	}
+	// Approval questions are answered through the chat's own line reader: a prompter that
+	// read standard input on a goroutine of its own would take the chat's next message.
+	ch.opts.prompter = &chatPrompter{ch: ch}
 	// Interrupts cancel the running turn; at the prompt the terminal is in raw mode and
 	// Ctrl-C arrives as a key instead.
 	ch.sig = make(chan os.Signal, 1)
@@ -109,6 +114,10 @@ type chat struct {
 	in       *lineReader
 	sig      chan os.Signal
 	scripted bool
+	// cancelTurn cancels the running turn (nil between turns); Ctrl-C at an approval
+	// question, where the terminal is in raw mode, uses it.
+	mu         sync.Mutex
+	cancelTurn context.CancelFunc
 }
 
 // errQuit ends the loop normally.
@@ -161,6 +170,14 @@ func (ch *chat) turn(ctx context.Context, text string) {
 		}
 	}
 	turnCtx, cancel := context.WithCancel(ctx)
+	ch.mu.Lock()
+	ch.cancelTurn = cancel
+	ch.mu.Unlock()
+	defer func() {
+		ch.mu.Lock()
+		ch.cancelTurn = nil
+		ch.mu.Unlock()
+	}()
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -383,6 +400,11 @@ func newLineReader(in *os.File, out io.Writer) *lineReader {
 // returns errInterrupt for Ctrl-C (dropping what was typed) and io.EOF for Ctrl-D on an
 // empty line.
 func (lr *lineReader) read(prompt string) (string, error) {
+	return lr.readLines(prompt, true)
+}
+
+// readLines reads one line, or with multi a message of several (see read).
+func (lr *lineReader) readLines(prompt string, multi bool) (string, error) {
 	fd := int(lr.f.Fd())
 	state, err := xterm.MakeRaw(fd)
 	if err != nil {
@@ -416,6 +438,9 @@ func (lr *lineReader) read(prompt string) (string, error) {
 			}
 			return "", err
 		}
+		if !multi {
+			return line, nil
+		}
 		if !pasted && strings.HasSuffix(line, `\`) {
 			lines = append(lines, strings.TrimSuffix(line, `\`))
 			p = "… "
@@ -427,6 +452,51 @@ func (lr *lineReader) read(prompt string) (string, error) {
 			continue
 		}
 		return strings.TrimRight(strings.Join(lines, "\n"), "\n"), nil
+	}
+}
+
+// chatPrompter asks approval questions in the chat: the question as the terminal prompter
+// words it, the answer read by the chat's line reader. Ctrl-C at the question cancels the
+// turn. Questions are asked one at a time. The answer is read in raw mode, where no
+// interrupt signal arrives, so a question waits for its answer (or Ctrl-C, or Ctrl-D:
+// unavailable) even when the turn is cancelled some other way.
+type chatPrompter struct {
+	ch *chat
+	mu sync.Mutex
+}
+
+// Prompt asks q and reads the answer: y, n or a (always), as the terminal prompter takes.
+func (p *chatPrompter) Prompt(ctx context.Context, q approval.Question) (approval.Reply, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ctx.Err() != nil {
+		return approval.Reply{Outcome: tool.ApprovalCancelled}, nil
+	}
+	question := approval.FormatQuestion(q)
+	prompt := question[strings.LastIndexByte(question, '\n')+1:]
+	fmt.Fprint(p.ch.out, question[:len(question)-len(prompt)])
+	for {
+		answer, err := p.ch.in.readLines(prompt, false)
+		switch {
+		case errors.Is(err, errInterrupt):
+			p.ch.mu.Lock()
+			if p.ch.cancelTurn != nil {
+				p.ch.cancelTurn()
+			}
+			p.ch.mu.Unlock()
+			return approval.Reply{Outcome: tool.ApprovalCancelled}, nil
+		case err != nil:
+			return approval.Reply{Outcome: tool.ApprovalUnavailable}, nil
+		}
+		switch strings.ToLower(strings.TrimSpace(answer)) {
+		case "y", "yes":
+			return approval.Reply{Outcome: tool.ApprovalAllowedOnce}, nil
+		case "n", "no":
+			return approval.Reply{Outcome: tool.ApprovalRejected}, nil
+		case "a", "always":
+			return approval.Reply{Outcome: tool.ApprovalAllowedOnce, Always: true}, nil
+		}
+		fmt.Fprint(p.ch.out, "Please answer y (yes), n (no) or a (always).\n")
 	}
 }
 

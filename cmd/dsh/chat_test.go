@@ -318,3 +318,44 @@ func TestChatNeedsATerminal(t *testing.T) {
 		}
 	}
 }
+
+const approvalScript = `{"toolCalls":[{"id":"c1","name":"bash","arguments":{"command":"echo approved","description":"Say it"}}]}
+{"expectToolResults":["c1"],"text":"Approved and ran."}
+{"toolCalls":[{"id":"c2","name":"bash","arguments":{"command":"echo twice","description":"Say it again"}}]}
+{"text":"Next message arrived."}
+`
+
+// TestChatApproval answers approval questions in the chat: y runs the call, and the next
+// message still reaches the chat (the question's reader does not keep reading the
+// terminal); Ctrl-C at a question cancels the turn, not the chat.
+func TestChatApproval(t *testing.T) {
+	bin := builtDsh(t)
+	home, ws := t.TempDir(), t.TempDir()
+	scriptPath := filepath.Join(t.TempDir(), "approval.jsonl")
+	if err := os.WriteFile(scriptPath, []byte(approvalScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startPTY(t, bin, ws, chatEnv(home), "--script", scriptPath, "--ask", "bash(echo *)")
+	p.expect("› ")
+	p.send("say it\r")
+	p.expect("Approval needed: tool bash")
+	p.expect("Allow? [y]es, [n]o, [a]lways")
+	p.send("y\r")
+	p.expect("approved\n")
+	p.expect("Approved and ran.")
+	p.expect("— turn 1 completed")
+	p.expect("› ")
+	p.send("again\r")
+	p.expect("Allow? [y]es, [n]o, [a]lways")
+	p.send("\x03")
+	p.expect("— turn 2 aborted")
+	p.expect("› ")
+	p.send("next\r")
+	p.expect("Next message arrived.")
+	p.expect("— turn 3 completed")
+	p.expect("› ")
+	p.send("/quit\r")
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit status %d:\n%s", code, p.text())
+	}
+}
