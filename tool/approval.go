@@ -18,6 +18,7 @@ const (
 
 // ApprovalRequest is what a pre-execute "ask" sends to the approval service.
 type ApprovalRequest struct {
+	// Agent is the scope the call was made for; never nil (see SetApprover).
 	Agent    *Scope
 	ToolName string
 	CallID   string
@@ -43,6 +44,12 @@ type approverBox struct{ a Approver }
 
 // SetApprover installs the approval service; with none installed every "ask" is denied.
 // The returned function uninstalls it (if it is still the installed one).
+//
+// The service is asked only about calls made for an agent: a call whose Input.Agent is nil
+// is never routed to it, and an "ask" for such a call is denied with "tool "<name>" requires
+// approval, but the call has no agent to route it through". This is the reference
+// harness's rule — approvals are answered per agent — so give every call that may need
+// approval an Agent: a scope from NewScope (the global scope counts as none).
 func (r *Registry) SetApprover(a Approver) (remove func()) {
 	box := &approverBox{a: a}
 	r.approver.Store(box)

@@ -15,7 +15,7 @@ type Input struct {
 	RootCallID string // the root model call owning this call tree; defaults to CallID
 	Name       string // the requested tool name
 	Args       any    // the parsed arguments: a jsonv value, a Go value that snapshots to one, or the raw text when it did not parse
-	Agent      *Scope // the scope the call runs for; nil for direct programmatic calls
+	Agent      *Scope // the scope the call runs for; nil for direct programmatic calls, which an "ask" cannot reach the approver for (see Registry.SetApprover)
 	Parent     *Token // the enclosing execution's token, for Code Mode sub-calls
 }
 

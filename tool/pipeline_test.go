@@ -695,6 +695,28 @@ func TestPreExecute(t *testing.T) {
 			t.Errorf("after removing the approver: %q", got)
 		}
 	})
+	t.Run("a call for an agent scope reaches the approver, one for the global scope does not", func(t *testing.T) {
+		reg := newReg(t)
+		register(t, reg, echoTool())
+		pre(reg, tool.Ask(""))
+		var asked []*tool.Scope
+		reg.SetApprover(tool.ApproverFunc(func(_ context.Context, req tool.ApprovalRequest) (tool.ApprovalOutcome, error) {
+			asked = append(asked, req.Agent)
+			return tool.ApprovalAllowedOnce, nil
+		}))
+		agent := reg.NewScope("a", nil)
+		defer agent.Close()
+		if res := reg.Execute(context.Background(), tool.Input{CallID: "c1", Name: "echo", Args: tool.ParseArguments(`{}`), Agent: agent}); res.IsError {
+			t.Errorf("an agent's call: %s", resultJSON(t, res))
+		}
+		res := reg.Execute(context.Background(), tool.Input{CallID: "c2", Name: "echo", Args: tool.ParseArguments(`{}`), Agent: reg.Global()})
+		if got := firstText(res); got != `Error: tool "echo" requires approval, but the call has no agent to route it through` {
+			t.Errorf("a global-scope call: %q", got)
+		}
+		if len(asked) != 1 || asked[0] != agent {
+			t.Errorf("the approver was asked for %v, want only the agent", asked)
+		}
+	})
 	t.Run("allowed-once still meets the guards", func(t *testing.T) {
 		reg := newReg(t)
 		register(t, reg, echoTool())

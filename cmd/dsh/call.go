@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/dsh-go/dsh/agent"
 	"github.com/dsh-go/dsh/card"
@@ -51,6 +52,28 @@ func parseCalls(pos []string) ([]callSpec, error) {
 	return calls, nil
 }
 
+// checkJSON reports arguments that are not JSON at all, naming the syntax error and where it
+// is, before any call runs. (Valid JSON of the wrong shape, such as an array, is left to
+// the tool's argument validation, which says what it wanted.)
+func checkJSON(c callSpec) error {
+	if strings.TrimSpace(c.raw) == "" {
+		return nil
+	}
+	_, err := jsonv.Parse([]byte(c.raw))
+	if err == nil {
+		return nil
+	}
+	msg := strings.TrimPrefix(err.Error(), "jsonv: ")
+	if strings.Contains(msg, "unexpected end of input") {
+		msg = fmt.Sprintf("invalid JSON at offset %d: the text ends before the value is complete", len(c.raw))
+	}
+	raw := c.raw
+	if r := []rune(raw); len(r) > 80 {
+		raw = string(r[:79]) + "…"
+	}
+	return &usageError{fmt.Sprintf("the arguments of %s are not valid JSON: %s, in %s", c.name, msg, term.Sanitize(raw))}
+}
+
 // runCall implements "dsh call TOOL 'JSON' …": tool calls through the whole pipeline — the
 // permission rules, approval, guards, the timeout policy, the tool, output validation, the
 // post-execute policies — exactly as an agent's calls would run, one after another for one
@@ -75,6 +98,11 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		fs.Usage()
 		return err
+	}
+	for _, c := range calls {
+		if err := checkJSON(c); err != nil {
+			return err
+		}
 	}
 	ws, err := workspaceDir(*workspace)
 	if err != nil {

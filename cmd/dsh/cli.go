@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dsh-go/dsh/internal/suggest"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/session"
 )
@@ -37,11 +38,8 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, errHelp
-			}
-			return nil, &usageError{err.Error()}
+		if err := parseQuiet(fs, args); err != nil {
+			return nil, err
 		}
 		if fs.NArg() == 0 {
 			break
@@ -50,6 +48,38 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		args = fs.Args()[1:]
 	}
 	return append(pos, rest...), nil
+}
+
+// parseQuiet parses args with fs, turning the flag package's failures into one short usage
+// error (the flag package would print the error and the whole usage, and dsh the error
+// again): an unknown flag names the closest known one. -h prints the usage.
+func parseQuiet(fs *flag.FlagSet, args []string) error {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	fs.Usage = usage
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
+		return errHelp
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		name = strings.TrimLeft(name, "-")
+		var known []string
+		fs.VisitAll(func(f *flag.Flag) { known = append(known, f.Name) })
+		msg = fmt.Sprintf("unknown flag --%s", name)
+		if s := suggest.Closest(name, known); s != "" {
+			msg += fmt.Sprintf(" (did you mean --%s?)", s)
+		}
+	} else if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		msg = fmt.Sprintf("flag --%s needs a value", strings.TrimLeft(name, "-"))
+	}
+	return &usageError{fmt.Sprintf("%s; run \"dsh %s -h\" for the flags", msg, fs.Name())}
 }
 
 func indexOf(args []string, s string) int {

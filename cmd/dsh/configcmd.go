@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/projectdoc"
 	"github.com/dsh-go/dsh/jsonv"
 )
 
@@ -15,8 +16,8 @@ import (
 // from (defaults < ~/.dsh/config.yaml < ./.dsh/config.yaml < environment < flags). The
 // permission lists accumulate across the layers, so each of their entries is shown with
 // its own source. It takes every configuration flag, so "dsh config --mode code" shows
-// what "dsh run --mode code" would use. The API key itself is never printed, only whether
-// it is set.
+// what "dsh run --mode code" would use, and the project instruction files (AGENTS.md) a
+// session there would load. The API key itself is never printed, only whether it is set.
 func runConfig(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "config", "config [--json] [--workspace DIR] [configuration flags]")
 	asJSON := fs.Bool("json", false, "print the configuration as JSON")
@@ -25,11 +26,15 @@ func runConfig(ctx context.Context, e *env, args []string) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	_, c, err := workspaceConfig(e, *workspace, cf)
+	ws, c, err := workspaceConfig(e, *workspace, cf)
 	if err != nil {
 		return err
 	}
 	files := []string{c.user, c.project}
+	doc, err := projectdoc.Load(ws, 0)
+	if err != nil {
+		return err
+	}
 	if *asJSON {
 		fl := make([]any, len(files))
 		for i, f := range files {
@@ -56,9 +61,18 @@ func runConfig(ctx context.Context, e *env, args []string) error {
 			}
 			vals = append(vals, jsonv.NewObject(members...))
 		}
+		instr := make([]any, len(doc.Files))
+		for i, f := range doc.Files {
+			instr[i] = jsonv.NewObject(
+				jsonv.Member{Name: "path", Value: f.Path},
+				jsonv.Member{Name: "bytes", Value: float64(f.Size)},
+				jsonv.Member{Name: "usedBytes", Value: float64(f.Used)},
+			)
+		}
 		b, err := jsonv.MarshalIndent(jsonv.NewObject(
 			jsonv.Member{Name: "home", Value: c.home},
 			jsonv.Member{Name: "files", Value: fl},
+			jsonv.Member{Name: "instructions", Value: instr},
 			jsonv.Member{Name: "values", Value: vals},
 		), "  ")
 		if err != nil {
@@ -75,6 +89,19 @@ func runConfig(ctx context.Context, e *env, args []string) error {
 			state = "loaded"
 		}
 		fmt.Fprintf(e.stdout, "# %s (%s)\n", f, state)
+	}
+	if len(doc.Files) == 0 {
+		fmt.Fprintf(e.stdout, "# project instructions: no %s from %s down to %s\n", projectdoc.FileName, doc.Root, ws)
+	}
+	for _, f := range doc.Files {
+		state := fmt.Sprintf("%d bytes", f.Size)
+		switch {
+		case f.Used == 0:
+			state += ", left out: over the budget"
+		case f.Truncated():
+			state += fmt.Sprintf(", cut to %d: over the budget", f.Used)
+		}
+		fmt.Fprintf(e.stdout, "# project instructions: %s (%s)\n", f.Path, state)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")

@@ -75,7 +75,7 @@ func TestDemo(t *testing.T) {
 			if len(show.stdout) < 500 || !strings.Contains(r.stderr, show.stdout) {
 				t.Errorf("session show differs from the live transcript\nlive:\n%s\nshow:\n%s", r.stderr, show.stdout)
 			}
-			ls := s.dsh("session", "ls").want(t, 0)
+			ls := s.dsh("session", "ls", "--all").want(t, 0)
 			mustContain(t, "session ls", ls.stdout, "ID", id, "dsh-demo-")
 		})
 	}
@@ -114,7 +114,7 @@ func TestDemoJSON(t *testing.T) {
 		}
 	}
 	// The same events come back from the store.
-	ls := s.dsh("session", "ls", "--json").want(t, 0)
+	ls := s.dsh("session", "ls", "--all", "--json").want(t, 0)
 	var info struct {
 		ID string `json:"id"`
 	}
@@ -146,7 +146,7 @@ func TestDemoBinary(t *testing.T) {
 	}
 	mustContain(t, "dsh demo answer", stdout.String(), "Done.")
 	// The binary's own session listing sees the demo.
-	ls := exec.Command(bin, "session", "ls")
+	ls := exec.Command(bin, "session", "ls", "--all")
 	ls.Env = cmd.Env
 	out, err := ls.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "dsh-demo-") {

@@ -2,15 +2,16 @@
 //
 // Usage:
 //
+//	dsh [flags]                     chat with the agent in this workspace (dsh chat)
 //	dsh run [flags] "task"          run one agent turn in a persisted session
 //	dsh demo [flags]                the agent loop with a scripted model, offline
 //	dsh call [flags] TOOL 'JSON'    one tool call through the whole pipeline
 //	dsh tools [flags]               the tools the model would see
-//	dsh session ls | show ID        read the session logs
+//	dsh session ls | show | rm | prune  list, replay and remove sessions (ids may be shortened to a unique prefix)
 //	dsh mcp serve | ls              serve the tools over MCP; list the configured MCP servers
 //	dsh config [flags]              the effective configuration and its sources
 //
-// Run "dsh help" for the list of commands and "dsh <command> -h" for a command's flags.
+// "dsh --version" prints the module version and commit. Run "dsh help" for the list of commands and "dsh <command> -h" for a command's flags.
 //
 // Exit status: 0 on success, 1 when the command failed (a failed tool call, a turn that did
 // not complete), 2 for a usage error, 130 when interrupted.
@@ -23,9 +24,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/dsh-go/dsh/coderuntime/quickjs"
+	"github.com/dsh-go/dsh/internal/suggest"
 )
 
 // command is one dsh subcommand.
@@ -64,6 +68,7 @@ var silentError = errors.New("")
 
 func commands() []command {
 	return []command{
+		{name: "chat", summary: "chat with the agent in this workspace (also: dsh with no command)", run: runChat},
 		{name: "run", summary: "run one agent turn on a task in a persisted session", run: runRun},
 		{name: "demo", summary: "watch the agent loop offline, driven by a scripted model", run: runDemo},
 		{name: "call", summary: "run tool calls through the whole pipeline (TOOL 'JSON' …)", run: runCall},
@@ -80,20 +85,27 @@ func main() {
 	if quickjs.IsWorker(os.Args[1:]) {
 		os.Exit(quickjs.WorkerMain())
 	}
-	os.Exit(runMain(os.Args[1:]))
+	os.Exit(mainArgs(os.Args[1:]))
 }
 
-// runMain runs dsh with the process's streams and signal handling and returns its exit
-// status.
-func runMain(args []string) int {
+// mainArgs runs dsh as a process: it wires the signals, the standard streams and the
+// working directory, runs the command line and returns the exit status.
+func mainArgs(args []string) int {
 	// SIGINT, SIGTERM and SIGHUP (the terminal went away) all end dsh the same way: the
 	// first cancels the work — a turn ends "aborted" and its session is saved, and every
 	// running command is stopped with everything it started — and a second one, should a
 	// tool not stop, terminates dsh at once. Even then, and after a SIGKILL, nothing a
-	// command started survives: see tools/shell's containment.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// command started survives: see tools/shell's containment. The chat loop handles
+	// interrupts itself: one cancels the running turn, not the program.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	context.AfterFunc(ctx, stop)
 	defer stop()
+	if !isChat(args) {
+		var stopInt context.CancelFunc
+		ctx, stopInt = signal.NotifyContext(ctx, os.Interrupt)
+		context.AfterFunc(ctx, stopInt)
+		defer stopInt()
+	}
 	cwd, err := os.Getwd()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dsh:", err)
@@ -102,21 +114,45 @@ func runMain(args []string) int {
 	return run(ctx, &env{stdout: os.Stdout, stderr: os.Stderr, stdin: os.Stdin, cwd: cwd, getenv: os.Getenv}, args)
 }
 
+// isChat reports whether a command line opens the interactive chat: no command, only
+// flags (dsh --continue, dsh --model M), or "dsh chat".
+func isChat(args []string) bool {
+	if len(args) == 0 || args[0] == "chat" {
+		return true
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "-version", "--version":
+		return false
+	}
+	return strings.HasPrefix(args[0], "-")
+}
+
 // run executes one dsh invocation and returns its exit status.
 func run(ctx context.Context, e *env, args []string) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		if len(args) == 0 {
-			usage(e.stderr)
-			return 2
+	if len(args) > 0 {
+		switch args[0] {
+		case "help", "-h", "-help", "--help":
+			usage(e.stdout)
+			return 0
+		case "version", "-version", "--version":
+			fmt.Fprintln(e.stdout, versionLine())
+			return 0
 		}
-		usage(e.stdout)
-		return 0
+	}
+	name, cmdArgs := "", args
+	if isChat(args) {
+		name = "chat"
+		if len(args) > 0 && args[0] == "chat" {
+			cmdArgs = args[1:]
+		}
+	} else {
+		name, cmdArgs = args[0], args[1:]
 	}
 	for _, c := range commands() {
-		if c.name != args[0] {
+		if c.name != name {
 			continue
 		}
-		err := c.run(ctx, e, args[1:])
+		err := c.run(ctx, e, cmdArgs)
 		if err == nil {
 			return 0
 		}
@@ -143,8 +179,58 @@ func run(ctx context.Context, e *env, args []string) int {
 		}
 		return code
 	}
-	fmt.Fprintf(e.stderr, "dsh: unknown command %q (run \"dsh help\")\n", args[0])
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	hint := ""
+	if s := suggest.Closest(name, names); s != "" {
+		hint = fmt.Sprintf("did you mean %q? ", s)
+	}
+	fmt.Fprintf(e.stderr, "dsh: unknown command %q (%srun \"dsh help\" for the commands)\n", name, hint)
 	return 2
+}
+
+// versionLine describes this build: the module version and the VCS commit it was built
+// from, as the Go toolchain recorded them.
+func versionLine() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dsh (no build information)"
+	}
+	return formatVersion(bi)
+}
+
+// formatVersion renders build information as versionLine does.
+func formatVersion(bi *debug.BuildInfo) string {
+	version := bi.Main.Version
+	if version == "" {
+		version = "(devel)"
+	}
+	line := "dsh " + version
+	var rev, at, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev != "" {
+		line += " · commit " + rev
+		if at != "" {
+			line += " (" + at + ")"
+		}
+		if modified == "true" {
+			line += " with uncommitted changes"
+		}
+	} else {
+		line += " · commit unknown (built without version control information)"
+	}
+	return line + " · " + bi.GoVersion
 }
 
 func usage(w io.Writer) {

@@ -22,9 +22,14 @@ func TestMain(m *testing.M) {
 	// The tests run this binary as dsh itself (for example as an MCP server of dsh, or to
 	// be killed), with main's signal handling.
 	if os.Getenv("DSH_TEST_AS_DSH") == "1" {
-		os.Exit(runMain(os.Args[1:]))
+		os.Exit(mainArgs(os.Args[1:]))
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if builtDir != "" {
+			os.RemoveAll(builtDir)
+		}
+		os.Exit(code)
+	}))
 }
 
 // sandbox is one test's world: a workspace (the working directory) and a dsh home.

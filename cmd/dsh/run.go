@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
-	"github.com/dsh-go/dsh/agent"
 	"github.com/dsh-go/dsh/internal/term"
 	"github.com/dsh-go/dsh/llm"
-	"github.com/dsh-go/dsh/llm/openai"
-	"github.com/dsh-go/dsh/llm/script"
-	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/session"
 )
@@ -19,11 +16,14 @@ import (
 // runRun implements "dsh run": one agent turn on a task, in a persisted session. The live
 // transcript (the assistant's text, a card per tool call and result) goes to standard error,
 // the final answer to standard output; with --json standard output carries the session's
-// events as JSON lines instead. The exit status is 0 when the turn completed.
+// events as JSON lines and then one summary object. The exit status is 0 when the turn
+// completed.
 func runRun(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "run", `run [flags] "task"`)
-	asJSON := fs.Bool("json", false, "print the session events as JSON lines on standard output")
-	resume := fs.String("resume", "", "continue the session with this id")
+	fs := newFlags(e, "run", `run [flags] "task" | -`)
+	asJSON := fs.Bool("json", false, "print the session events as JSON lines on standard output, then a summary object {\"type\":\"summary\",…}")
+	resume := fs.String("resume", "", "continue the session with this id (or a unique prefix of it)")
+	cont := fs.Bool("continue", false, "continue this workspace's most recently active session")
+	moveHere := fs.Bool("cd", false, "with --resume/--continue: continue a session that ran in another directory here, and log the move")
 	workspace := fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to")
 	maxTokens := fs.Int("max-tokens", 0, "cap on each reply's tokens (0: the server's default)")
 	scriptFile := fs.String("script", "", "replay the assistant replies of this JSONL script instead of calling a model (see go doc ./llm/script)")
@@ -33,8 +33,16 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) != 1 || strings.TrimSpace(pos[0]) == "" {
-		fs.Usage()
-		return &usageError{`want the task as one argument, e.g. dsh run "summarize README.md"`}
+		return &usageError{`want the task as one argument, e.g. dsh run "summarize README.md", or "-" to read it from standard input; run "dsh run -h" for the flags`}
+	}
+	task := pos[0]
+	if task == "-" {
+		if task, err = readTask(e); err != nil {
+			return err
+		}
+	}
+	if *resume != "" && *cont {
+		return &usageError{"--resume and --continue exclude each other"}
 	}
 	ws, err := workspaceDir(*workspace)
 	if err != nil {
@@ -47,34 +55,46 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if *maxTokens < 0 {
 		return &usageError{fmt.Sprintf("--max-tokens must not be negative, got %d", *maxTokens)}
 	}
-	var model llm.Model
-	banner := ""
-	if *scriptFile != "" {
-		// A scripted model replays recorded replies: reproducible runs of the real tools and
-		// policies, for tests and demonstrations. The transcript says so.
-		sm, err := script.Load(*scriptFile, script.Options{})
-		if err != nil {
-			return err
-		}
-		model, banner = sm, fmt.Sprintf("dsh · scripted model (%s) — replies replayed from a file, not generated", *scriptFile)
-	} else {
-		om, err := openai.New(c.ModelConfig())
-		if err != nil {
-			return err
-		}
-		model, banner = om, fmt.Sprintf("dsh · %s via %s", om.Name(), om.Provider())
+	model, banner, err := newModel(c, *scriptFile, "")
+	if err != nil {
+		return err
 	}
 	return runAgent(ctx, e, agentRun{
 		config:    c,
 		workspace: ws,
 		model:     model,
-		task:      pos[0],
+		task:      task,
 		resume:    *resume,
+		cont:      *cont,
+		moveHere:  *moveHere,
 		json:      *asJSON,
+		summary:   *asJSON,
 		banner:    banner,
 		maxTokens: *maxTokens,
 	})
 }
+
+// readTask reads "dsh run -"'s task from standard input.
+func readTask(e *env) (string, error) {
+	if e.stdin == nil {
+		return "", &usageError{`"-" reads the task from standard input, but there is none`}
+	}
+	b, err := io.ReadAll(io.LimitReader(e.stdin, maxTaskBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("reading the task from standard input: %w", err)
+	}
+	if len(b) > maxTaskBytes {
+		return "", &usageError{fmt.Sprintf("the task on standard input is longer than %d bytes", maxTaskBytes)}
+	}
+	task := strings.TrimSpace(string(b))
+	if task == "" {
+		return "", &usageError{"the task on standard input is empty"}
+	}
+	return task, nil
+}
+
+// maxTaskBytes bounds a task read from standard input.
+const maxTaskBytes = 4 << 20
 
 // agentRun is one turn for runAgent.
 type agentRun struct {
@@ -82,8 +102,11 @@ type agentRun struct {
 	workspace string
 	model     llm.Model
 	task      string
-	resume    string // a session id to continue, or ""
+	resume    string // a session id (or unique prefix) to continue, or ""
+	cont      bool   // continue the workspace's last session
+	moveHere  bool   // --cd
 	json      bool
+	summary   bool              // with json: end with the summary object
 	banner    string            // the first line of the transcript
 	prompter  approval.Prompter // nil: the terminal when there is one
 	noPrompt  bool              // never ask a person
@@ -91,110 +114,78 @@ type agentRun struct {
 	maxTokens int               // cap on each reply, 0 for the server's default
 }
 
-// runAgent runs one turn in a new or resumed session and reports it.
+// runAgent runs one turn in a new or resumed session and reports it. A first turn that
+// failed before anything was logged but the prompt leaves no session behind.
 func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
-	c := ar.config
-	store, err := openStore(c)
-	if err != nil {
-		return err
-	}
-	var flog *session.FileLog
-	if ar.resume != "" {
-		flog, err = store.Resume(ctx, ar.resume)
-		if errors.Is(err, session.ErrNotFound) {
-			return fmt.Errorf("no session %q in %s (list them with \"dsh session ls\")", ar.resume, store.Root())
-		}
-	} else {
-		flog, err = store.Create(ctx, session.Header{Cwd: ar.workspace})
-	}
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := flog.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("session log: %w", cerr)
-		}
-	}()
-	id := flog.Header().ID
-
-	// The transcript goes to standard error; with --json only the events, to standard output.
-	r := term.For(e.stderr, e.getenv)
-	live := !ar.json && term.IsTerminal(e.stderr)
-	mode := c.Mode
-	log := &teeLog{Log: flog}
-	prompter := ar.prompter
-	if prompter == nil && !ar.noPrompt {
-		if f := stderrFile(e); e.stdin != nil && f != nil && !ar.json {
-			prompter = approval.ForStdio(e.stdin, f)
-		}
-	}
-	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ar.workspace, Mode: mode, Config: c.Config, Log: log, Prompter: prompter, Session: id,
-		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr})
-	if err != nil {
-		return err
-	}
-	defer rt.Close()
-	tr := newTranscript(e.stderr, r, live, rt.reg)
-	tr.model = ar.model.Name()
-	defer tr.stop()
-	// The banner (which model, which session) always goes to standard error, so even
-	// --json output says when its model is a script.
-	fmt.Fprintln(e.stderr, r.Dim(term.Sanitize(ar.banner+" · session "+id)))
-	if ar.json {
-		log.fn = jsonLines(e.stdout)
-	} else {
-		log.fn = tr.event
-	}
-	obs := agent.Observer{}
-	if !ar.json {
-		obs.StepStart = func(int, int) { tr.stepStart() }
-		obs.ReasoningDelta = tr.reasoningDelta
-		obs.TextDelta = tr.textDelta
-	}
-	a, err := agent.New(agent.Config{
-		Registry:             rt.reg,
-		Model:                ar.model,
-		Log:                  log,
-		Workspace:            ar.workspace,
-		PromptSections:       rt.promptSections(),
-		ToolOrder:            c.ToolOrder,
-		MaxParallelToolCalls: c.MaxParallelToolCalls,
-		MaxSteps:             c.MaxSteps,
-		MaxTokens:            ar.maxTokens,
-		Observer:             obs,
+	cv, err := openConversation(ctx, e, convOptions{
+		config: ar.config, workspace: ar.workspace, model: ar.model, banner: ar.banner,
+		resume: ar.resume, continueLast: ar.cont, moveHere: ar.moveHere, json: ar.json,
+		prompter: ar.prompter, noPrompt: ar.noPrompt, maxTokens: ar.maxTokens,
 	})
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	rt.attach(a)
-
-	res, runErr := a.Run(ctx, ar.task)
-	tr.stop()
-	if !ar.json {
-		where := flog.Path()
-		if line, err := lastTurnLine(flog.Events(), c.Pricing); err == nil && line != "" {
-			fmt.Fprintln(e.stderr, r.Dim(line))
+	res, runErr := cv.turn(ctx, ar.task)
+	discard := runErr != nil && ctx.Err() == nil && cv.discardable()
+	id, r := cv.id, cv.r
+	where := cv.flog.Path()
+	usage := cv.turnUsage
+	spend, spendErr := lastTurnLine(cv.flog.Events(), ar.config.Pricing)
+	if cerr := cv.close(discard); cerr != nil && runErr == nil {
+		return cerr
+	}
+	failure := ""
+	if res.Reason.Kind == session.EndError && res.Reason.Error != nil {
+		failure = res.Reason.Error.Message
+	} else if runErr != nil && res.Reason.Kind == "" {
+		failure = runErr.Error()
+	}
+	if ar.json && ar.summary {
+		if err := summaryLine(e.stdout, res, !discard, id, &usage, failure); err != nil {
+			return err
 		}
-		fmt.Fprintln(e.stderr, r.Dim(fmt.Sprintf("session %s · log %s", id, where)))
-		hint := fmt.Sprintf("replay: dsh session show %s", id)
-		if !ar.scripted {
-			hint += fmt.Sprintf(" · continue: dsh run --resume %s \"…\"", id)
+	} else if !ar.json {
+		if discard {
+			fmt.Fprintln(e.stderr, r.Dim("nothing was saved: the session had no reply"))
+		} else {
+			if spendErr == nil && spend != "" {
+				fmt.Fprintln(e.stderr, r.Dim(spend))
+			}
+			fmt.Fprintln(e.stderr, r.Dim(fmt.Sprintf("session %s · log %s", id, where)))
+			hint := fmt.Sprintf("replay: dsh session show %s", id)
+			if !ar.scripted {
+				hint += fmt.Sprintf(" · continue: dsh run --continue \"…\" (or --resume %s)", shortID(id))
+			}
+			fmt.Fprintln(e.stderr, r.Dim(hint))
 		}
-		fmt.Fprintln(e.stderr, r.Dim(hint))
 		// The answer was streamed with the transcript; print it again on standard output
 		// unless both streams are the same terminal.
-		if answer := strings.TrimSpace(res.Text()); answer != "" && !(term.IsTerminal(e.stdout) && live) {
+		if answer := strings.TrimSpace(res.Text()); answer != "" && !(term.IsTerminal(e.stdout) && cv.live) {
 			fmt.Fprintln(e.stdout, answer)
 		}
 	}
 	switch {
 	case runErr != nil && ctx.Err() != nil:
-		return &exitError{code: 130, err: fmt.Errorf("interrupted; the session %s was saved (continue it with --resume %s)", id, id)}
+		return &exitError{code: 130, err: fmt.Errorf("interrupted; the session %s was saved (continue it with --resume %s)", id, shortID(id))}
+	case res.Reason.Kind == session.EndError && !ar.json:
+		// The transcript's last line already says why the turn failed.
+		return &exitError{code: 1, err: silentError}
+	case failure != "":
+		return errors.New(failure)
 	case runErr != nil:
-		return fmt.Errorf("the turn failed: %w", runErr)
+		return runErr
 	case res.Reason.Kind != session.EndCompleted:
 		return fmt.Errorf("the turn did not complete: %s", describeEnd(res.Reason))
 	}
 	return nil
+}
+
+// shortID returns the part of a session id that is usually enough to name it: its date and
+// time ("20261201T103900Z-3f9a2c1d" → "20261201T103900Z-3f9a"); ids of another form are
+// returned whole.
+func shortID(id string) string {
+	if len(id) == len("20261201T103900Z-3f9a2c1d") && id[8] == 'T' && id[15] == 'Z' && id[16] == '-' {
+		return id[:21]
+	}
+	return id
 }

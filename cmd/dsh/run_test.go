@@ -195,7 +195,8 @@ func TestRunJSON(t *testing.T) {
 		t.Errorf("--json wrote more than the banner to stderr: %q", r.stderr)
 	}
 	var types []string
-	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	for _, l := range lines[:len(lines)-1] {
 		var ev map[string]any
 		if err := json.Unmarshal([]byte(l), &ev); err != nil {
 			t.Fatalf("not a JSON line: %q", l)
@@ -204,6 +205,10 @@ func TestRunJSON(t *testing.T) {
 	}
 	if got, want := strings.Join(types, " "), "turn/start step/start user/message assistant/message step/end turn/end"; got != want {
 		t.Errorf("events %s, want %s", got, want)
+	}
+	// The last line is the summary.
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, `{"type":"summary","status":"completed","answer":"Hello there.","sessionId":"`) {
+		t.Errorf("last line %s", last)
 	}
 }
 
@@ -224,7 +229,7 @@ func TestRunErrors(t *testing.T) {
 		{"bad max tokens", nil, []string{"run", "--max-tokens", "-1", "hi"}, 2, `dsh run: --max-tokens must not be negative, got -1`},
 		{"unknown session", []reply{}, []string{"run", "--resume", "20260101T000000Z-00000000", "hi"}, 1,
 			`dsh run: no session "20260101T000000Z-00000000" in ` + s.home + "/sessions"},
-		{"rejected key", []reply{{status: 401}}, []string{"run", "hi"}, 1, "dsh run: the turn failed: "},
+		{"rejected key", []reply{{status: 401}}, []string{"run", "hi"}, 1, "— turn 1 failed: "},
 		{"bad flag", nil, []string{"run", "--max-steps", "0", "hi"}, 2, "dsh run: flag --max-steps: maxSteps must be a positive integer"},
 		{"step limit", []reply{toolReply("", "c1", "glob", `{"pattern":"*"}`)}, []string{"run", "--max-steps", "1", "hi"}, 1,
 			"dsh run: the turn did not complete: stopped: the step limit was reached"},

@@ -4,62 +4,91 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/dsh-go/dsh/internal/suggest"
 	"github.com/dsh-go/dsh/internal/term"
 	"github.com/dsh-go/dsh/jsonv"
+	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
 )
 
-// runSession implements "dsh session ls" and "dsh session show ID".
+// runSession implements "dsh session ls | show | rm | prune".
 func runSession(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
-		return &usageError{"want a subcommand: ls or show ID"}
+		return &usageError{"want a subcommand: ls, show ID, rm ID… or prune"}
 	}
 	switch args[0] {
 	case "ls", "list":
 		return runSessionList(ctx, e, args[1:])
 	case "show":
 		return runSessionShow(ctx, e, args[1:])
+	case "rm", "remove":
+		return runSessionRemove(ctx, e, args[1:])
+	case "prune":
+		return runSessionPrune(ctx, e, args[1:])
 	case "-h", "-help", "--help":
-		fmt.Fprintln(e.stderr, "Usage: dsh session ls [--json] | dsh session show [--json] ID")
+		fmt.Fprintln(e.stderr, "Usage: dsh session ls [--all] [--json] | show [--json] ID | rm ID… | prune [--older-than AGE] [--keep N] [--all] [--dry-run]\n\nA session ID may be shortened to any prefix that names one session.")
 		return errHelp
 	}
-	return &usageError{fmt.Sprintf("unknown subcommand %q (want ls or show ID)", args[0])}
+	hint := ""
+	if s := suggest.Closest(args[0], []string{"ls", "show", "rm", "prune"}); s != "" {
+		hint = fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return &usageError{fmt.Sprintf("unknown subcommand %q%s; want ls, show ID, rm ID… or prune", args[0], hint)}
 }
 
-// runSessionList lists the stored sessions, oldest first.
+// sessionStore loads the configuration for the current directory and opens its store.
+func sessionStore(e *env, cf *configFlags) (*session.Store, error) {
+	c, err := loadConfig(e, e.cwd, cf)
+	if err != nil {
+		return nil, err
+	}
+	return openStore(c)
+}
+
+// runSessionList lists the sessions of the current directory (every directory's with
+// --all), least recently active first: id, last activity, turns, how the last turn ended
+// and the first prompt.
 func runSessionList(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "session ls", "session ls [--json] [--sessions-dir DIR]")
+	fs := newFlags(e, "session ls", "session ls [--all] [--json] [--sessions-dir DIR]")
 	asJSON := fs.Bool("json", false, "print the sessions as JSON lines")
+	all := fs.Bool("all", false, "list the sessions of every workspace, not only this directory's")
 	cf := addConfigFlags(fs, "sessions.root")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	c, err := loadConfig(e, e.cwd, cf)
+	store, err := sessionStore(e, cf)
 	if err != nil {
 		return err
 	}
-	store, err := openStore(c)
+	entries, err := listSessions(ctx, store)
 	if err != nil {
 		return err
 	}
-	infos, err := store.List(ctx)
-	if err != nil {
-		return err
+	if !*all {
+		entries = slices.DeleteFunc(entries, func(s sessionEntry) bool { return s.err != nil || s.sum.Cwd != e.cwd })
 	}
 	if *asJSON {
-		for _, in := range infos {
+		for _, s := range entries {
+			in := s.info
 			o := jsonv.NewObject(
 				jsonv.Member{Name: "id", Value: in.Header.ID},
 				jsonv.Member{Name: "createdAt", Value: float64(in.Header.CreatedAt)},
-				jsonv.Member{Name: "cwd", Value: in.Header.Cwd},
+				jsonv.Member{Name: "updatedAt", Value: float64(s.sum.Updated)},
+				jsonv.Member{Name: "cwd", Value: s.sum.Cwd},
+				jsonv.Member{Name: "turns", Value: float64(s.sum.Turns)},
+				jsonv.Member{Name: "status", Value: sessionStatus(s)},
+				jsonv.Member{Name: "firstPrompt", Value: s.sum.FirstPrompt},
 				jsonv.Member{Name: "path", Value: in.Path},
 				jsonv.Member{Name: "size", Value: float64(in.Size)},
 			)
-			if in.Err != nil {
-				o.Set("error", in.Err.Error())
+			if s.err != nil {
+				o.Set("error", s.err.Error())
 			}
 			b, err := jsonv.Marshal(o)
 			if err != nil {
@@ -69,21 +98,169 @@ func runSessionList(ctx context.Context, e *env, args []string) error {
 		}
 		return nil
 	}
-	if len(infos) == 0 {
-		fmt.Fprintf(e.stdout, "no sessions in %s\n", store.Root())
+	if len(entries) == 0 {
+		if *all {
+			fmt.Fprintf(e.stdout, "no sessions in %s\n", store.Root())
+		} else {
+			fmt.Fprintf(e.stdout, "no sessions in this directory (%s); dsh session ls --all lists every one\n", term.Sanitize(e.cwd))
+		}
 		return nil
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tCREATED\tSIZE\tWORKSPACE")
-	for _, in := range infos {
-		if in.Err != nil {
-			fmt.Fprintf(tw, "?\t-\t%d\t%s (unreadable: %v)\n", in.Size, in.Path, in.Err)
+	head := "ID\tACTIVE\tTURNS\tSTATUS\tFIRST PROMPT"
+	if *all {
+		head += "\tWORKSPACE"
+	}
+	fmt.Fprintln(tw, head)
+	for _, s := range entries {
+		if s.err != nil {
+			fmt.Fprintf(tw, "%s\t-\t-\tunreadable\t%s\n", orDash(s.info.Header.ID), term.Sanitize(oneLine(s.err.Error())))
 			continue
 		}
-		created := time.UnixMilli(in.Header.CreatedAt).Local().Format("2006-01-02 15:04:05")
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", in.Header.ID, created, humanSize(in.Size), term.Sanitize(in.Header.Cwd))
+		active := time.UnixMilli(s.sum.Updated).Local().Format("2006-01-02 15:04")
+		line := fmt.Sprintf("%s\t%s\t%d\t%s\t%s", s.info.Header.ID, active, s.sum.Turns, sessionStatus(s), term.Sanitize(clip(s.sum.FirstPrompt, 48)))
+		if *all {
+			line += "\t" + term.Sanitize(s.sum.Cwd)
+		}
+		fmt.Fprintln(tw, line)
 	}
 	return tw.Flush()
+}
+
+// sessionStatus says how a session's last turn ended, in one word.
+func sessionStatus(s sessionEntry) string {
+	switch {
+	case s.err != nil:
+		return "unreadable"
+	case s.sum.Turns == 0:
+		return "empty"
+	case s.sum.LastEnd.Kind == "":
+		return "open"
+	}
+	return s.sum.LastEnd.Kind
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// runSessionRemove deletes the named sessions (ids or unique prefixes), printing each one
+// removed. Every id is resolved before anything is removed, so a typo removes nothing.
+func runSessionRemove(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "session rm", "session rm [--sessions-dir DIR] ID…")
+	cf := addConfigFlags(fs, "sessions.root")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return &usageError{"want the ids of the sessions to remove (list them with \"dsh session ls\")"}
+	}
+	store, err := sessionStore(e, cf)
+	if err != nil {
+		return err
+	}
+	ids := make([]string, 0, len(pos))
+	for _, p := range pos {
+		id, err := resolveID(ctx, store, p)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range ids {
+		if err := store.Remove(ctx, id); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "removed %s\n", id)
+	}
+	return nil
+}
+
+// runSessionPrune removes old sessions of the current directory (every directory's with
+// --all): those inactive for longer than --older-than, except the --keep most recently
+// active ones. It prints what it removes (with --dry-run, what it would remove).
+func runSessionPrune(ctx context.Context, e *env, args []string) error {
+	fs := newFlags(e, "session prune", "session prune [--older-than AGE] [--keep N] [--all] [--dry-run] [--sessions-dir DIR]")
+	olderThan := fs.String("older-than", "30d", "remove sessions inactive for longer than this: a number of days (30d) or a Go duration (12h)")
+	keep := fs.Int("keep", 0, "always keep this many of the most recently active sessions")
+	all := fs.Bool("all", false, "prune every workspace's sessions, not only this directory's")
+	dryRun := fs.Bool("dry-run", false, "print what would be removed and remove nothing")
+	cf := addConfigFlags(fs, "sessions.root")
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	age, err := parseAge(*olderThan)
+	if err != nil {
+		return &usageError{fmt.Sprintf("--older-than: %v", err)}
+	}
+	if *keep < 0 {
+		return &usageError{fmt.Sprintf("--keep must not be negative, got %d", *keep)}
+	}
+	store, err := sessionStore(e, cf)
+	if err != nil {
+		return err
+	}
+	entries, err := listSessions(ctx, store)
+	if err != nil {
+		return err
+	}
+	entries = slices.DeleteFunc(entries, func(s sessionEntry) bool { return s.err != nil || (!*all && s.sum.Cwd != e.cwd) })
+	victims := pruneVictims(entries, time.Now(), age, *keep)
+	verb := "removed"
+	if *dryRun {
+		verb = "would remove"
+	}
+	for _, s := range victims {
+		if !*dryRun {
+			if err := store.Remove(ctx, s.info.Header.ID); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(e.stdout, "%s %s (active %s: %s)\n", verb, s.info.Header.ID,
+			time.UnixMilli(s.sum.Updated).Local().Format("2006-01-02 15:04"), term.Sanitize(clip(s.sum.FirstPrompt, 48)))
+	}
+	if len(victims) == 0 {
+		fmt.Fprintln(e.stdout, "nothing to prune")
+	}
+	return nil
+}
+
+// pruneVictims picks, from entries ordered by activity (oldest first), the ones inactive
+// for longer than age, sparing the keep most recent of all.
+func pruneVictims(entries []sessionEntry, now time.Time, age time.Duration, keep int) []sessionEntry {
+	limit := max(len(entries)-keep, 0)
+	var out []sessionEntry
+	for _, s := range entries[:limit] {
+		if now.Sub(time.UnixMilli(s.sum.Updated)) > age {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// maxAgeDays bounds an age in days (about 270 years), far below a Duration's overflow.
+const maxAgeDays = 100000
+
+// parseAge reads an age: whole days ("30d") or a Go duration ("12h", "90m").
+func parseAge(s string) (time.Duration, error) {
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(d)
+		if err != nil || n < 0 || n > maxAgeDays {
+			return 0, fmt.Errorf("want a number of days such as 30d or a duration such as 12h, got %q", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("want a number of days such as 30d or a duration such as 12h, got %q", s)
+	}
+	return d, nil
 }
 
 // runSessionShow renders a stored session from its log alone: the same cards the live run
@@ -107,7 +284,11 @@ func runSessionShow(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	l, err := loadSession(ctx, store, pos[0])
+	id, err := resolveID(ctx, store, pos[0])
+	if err != nil {
+		return err
+	}
+	l, err := loadSession(ctx, store, id)
 	if err != nil {
 		return err
 	}
@@ -148,15 +329,4 @@ func runSessionShow(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "(a damaged final batch of %d bytes was ignored)\n", l.TornBytes)
 	}
 	return nil
-}
-
-// humanSize renders a byte count for listings.
-func humanSize(n int64) string {
-	switch {
-	case n < 1024:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/1024)
-	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
