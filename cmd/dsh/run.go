@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -100,10 +99,14 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 	}
 	var flog *session.FileLog
 	if ar.resume != "" {
-		flog, err = store.Resume(ctx, ar.resume)
-		if errors.Is(err, session.ErrNotFound) {
-			return fmt.Errorf("no session %q in %s (list them with \"dsh session ls\")", ar.resume, store.Root())
+		l, lerr := loadSession(ctx, store, ar.resume)
+		if lerr != nil {
+			return lerr
 		}
+		if l.Header.Client != "" {
+			return fmt.Errorf("session %s records the tool calls of %s, not a conversation: there is nothing to continue (see it with \"dsh session show %s\")", ar.resume, l.Header.Client, ar.resume)
+		}
+		flog, err = store.Resume(ctx, ar.resume)
 	} else {
 		flog, err = store.Create(ctx, session.Header{Cwd: ar.workspace})
 	}

@@ -58,6 +58,9 @@ func runSessionList(ctx context.Context, e *env, args []string) error {
 				jsonv.Member{Name: "path", Value: in.Path},
 				jsonv.Member{Name: "size", Value: float64(in.Size)},
 			)
+			if in.Header.Client != "" {
+				o.Set("client", in.Header.Client)
+			}
 			if in.Err != nil {
 				o.Set("error", in.Err.Error())
 			}
@@ -74,14 +77,18 @@ func runSessionList(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tCREATED\tSIZE\tWORKSPACE")
+	fmt.Fprintln(tw, "ID\tCREATED\tSIZE\tBY\tWORKSPACE")
 	for _, in := range infos {
 		if in.Err != nil {
-			fmt.Fprintf(tw, "?\t-\t%d\t%s (unreadable: %v)\n", in.Size, in.Path, in.Err)
+			fmt.Fprintf(tw, "?\t-\t%d\t-\t%s (unreadable: %v)\n", in.Size, in.Path, in.Err)
 			continue
 		}
 		created := time.UnixMilli(in.Header.CreatedAt).Local().Format("2006-01-02 15:04:05")
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", in.Header.ID, created, humanSize(in.Size), term.Sanitize(in.Header.Cwd))
+		by := in.Header.Client
+		if by == "" {
+			by = "agent" // dsh run, dsh demo or a library agent
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", in.Header.ID, created, humanSize(in.Size), term.Sanitize(by), term.Sanitize(in.Header.Cwd))
 	}
 	return tw.Flush()
 }
