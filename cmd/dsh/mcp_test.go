@@ -84,6 +84,27 @@ func TestMCPServeStdio(t *testing.T) {
 	}
 	inR.Close()
 	outR.Close()
+
+	// The connection is one session in the log, named after the client, with every call
+	// and result.
+	logs := s.storedSessions(t)
+	if len(logs) != 1 {
+		t.Fatalf("%d sessions, want one for the connection", len(logs))
+	}
+	if c := logs[0].Header.Client; c != "MCP client test 1" {
+		t.Errorf("session client %q", c)
+	}
+	got := describeEvents(t, logs[0].Events)
+	want := []string{
+		"turn/start",
+		`tool/call read {"file_path":"a.txt"}`, "tool/result ok",
+		`tool/call bash {"command":"rm -rf x","description":"d"}`, "tool/result error",
+		"turn/end completed",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events\n got %q\nwant %q", got, want)
+	}
+	mustContain(t, "dsh mcp serve's notices", errb.String(), "dsh mcp: MCP client test 1 (stdio): session "+logs[0].Header.ID)
 }
 
 // TestMCPBridgeToItself configures dsh (this test binary in dsh mode) as an MCP server of
