@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tool"
 )
 
 // runRun implements "dsh run": one agent turn on a task, in a persisted session. The live
@@ -83,11 +84,13 @@ type agentRun struct {
 	task      string
 	resume    string // a session id to continue, or ""
 	json      bool
-	banner    string            // the first line of the transcript
-	prompter  approval.Prompter // nil: the terminal when there is one
-	noPrompt  bool              // never ask a person
-	scripted  bool              // the model is the demo's script: a session not worth resuming
-	maxTokens int               // cap on each reply, 0 for the server's default
+	banner    string                 // the first line of the transcript
+	prompter  approval.Prompter      // nil: the terminal when there is one
+	noPrompt  bool                   // never ask a person
+	scripted  bool                   // the model is the demo's script: a session not worth resuming
+	maxTokens int                    // cap on each reply, 0 for the server's default
+	replay    func(id string) string // the replay hint, when the default does not apply
+	tools     []*tool.Definition     // extra tools for this run (the demo's own)
 }
 
 // runAgent runs one turn in a new or resumed session and reports it.
@@ -137,6 +140,11 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 		return err
 	}
 	defer rt.Close()
+	for _, def := range ar.tools {
+		if _, err := rt.reg.Register(def); err != nil {
+			return err
+		}
+	}
 	tr := newTranscript(e.stderr, r, live, rt.reg)
 	tr.model = ar.model.Name()
 	defer tr.stop()
@@ -178,6 +186,9 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 		where := flog.Path()
 		fmt.Fprintln(e.stderr, r.Dim(fmt.Sprintf("session %s · log %s", id, where)))
 		hint := fmt.Sprintf("replay: dsh session show %s", id)
+		if ar.replay != nil {
+			hint = ar.replay(id)
+		}
 		if !ar.scripted {
 			hint += fmt.Sprintf(" · continue: dsh run --resume %s \"…\"", id)
 		}
