@@ -15,7 +15,6 @@ type pathSeg struct {
 
 func indexSeg(i int) pathSeg     { return pathSeg{index: i} }
 func nameSeg(n string) pathSeg   { return pathSeg{name: n, isKey: true} }
-func (s pathSeg) String() string { return formatPath([]pathSeg{s}) }
 
 // formatPath renders a path the way JavaScript would address the value: $ for the root,
 // .name for identifier-like member names, ["name"] for any other name, [i] for indexes.

@@ -104,15 +104,6 @@ func (t *Tools) Definitions() []*tool.Definition {
 // Read returns the read tool.
 func (t *Tools) Read() *tool.Definition { return t.read }
 
-// Write returns the write tool.
-func (t *Tools) Write() *tool.Definition { return t.write }
-
-// Edit returns the edit tool.
-func (t *Tools) Edit() *tool.Definition { return t.edit }
-
-// Workspace returns the workspace the tools are confined to.
-func (t *Tools) Workspace() *Workspace { return t.ws }
-
 // Close releases the workspace and the read-only roots. Calls still running fail; later
 // calls fail.
 func (t *Tools) Close() error {
