@@ -10,7 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/dsh-go/dsh/internal/testwait"
 )
 
 // TestMCPServeStdio speaks MCP to "dsh mcp serve" over its standard streams: the tools are
@@ -74,13 +75,8 @@ func TestMCPServeStdio(t *testing.T) {
 	b, _ = json.Marshal(recv(4))
 	mustContain(t, "denied call", string(b), `denied by permission rule \"bash(rm *)\"`, `"isError":true`)
 	inW.Close()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Errorf("dsh mcp serve exited %d: %s", code, errb.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("dsh mcp serve did not stop at the end of its input")
+	if code := testwait.Recv(t, done, "dsh mcp serve to stop at the end of its input"); code != 0 {
+		t.Errorf("dsh mcp serve exited %d: %s", code, errb.String())
 	}
 	inR.Close()
 	outR.Close()
