@@ -31,7 +31,7 @@ func TestMCPServeStdio(t *testing.T) {
 	e := &env{stdout: outW, stderr: &errb, stdin: inR, cwd: s.ws, getenv: func(k string) string { return s.env[k] }}
 	done := make(chan int, 1)
 	go func() {
-		code := run(context.Background(), e, []string{"mcp", "serve", "--deny", "bash(rm *)"})
+		code := run(context.Background(), e, []string{"mcp", "serve", "--deny", "bash(rm *)", "--ask", "bash(echo *)"})
 		outW.Close()
 		done <- code
 	}()
@@ -74,6 +74,10 @@ func TestMCPServeStdio(t *testing.T) {
 	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"bash","arguments":{"command":"rm -rf x","description":"d"}}}`)
 	b, _ = json.Marshal(recv(4))
 	mustContain(t, "denied call", string(b), `denied by permission rule \"bash(rm *)\"`, `"isError":true`)
+	// An "ask" has nobody to ask under dsh mcp serve: denied, and the approval is logged.
+	send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo hi","description":"d"}}}`)
+	b, _ = json.Marshal(recv(5))
+	mustContain(t, "unapproved call", string(b), `"isError":true`)
 	inW.Close()
 	if code := testwait.Recv(t, done, "dsh mcp serve to stop at the end of its input"); code != 0 {
 		t.Errorf("dsh mcp serve exited %d: %s", code, errb.String())
@@ -95,6 +99,7 @@ func TestMCPServeStdio(t *testing.T) {
 		"turn/start",
 		`tool/call read {"file_path":"a.txt"}`, "tool/result ok",
 		`tool/call bash {"command":"rm -rf x","description":"d"}`, "tool/result error",
+		`tool/call bash {"command":"echo hi","description":"d"}`, "approval/asked", "approval/decided unavailable", "tool/result error",
 		"turn/end completed",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
