@@ -738,3 +738,38 @@ func TestToolResultPayloads(t *testing.T) {
 	})
 	equalStrings(t, "result card titles", titles, []string{`shouted {"chars":3}`, "shouted null"})
 }
+
+// TestStrictToolReachesTheModel: a tool defined with tool.Strict is offered to the model
+// with Strict set (the adapter sends "strict": true); the others without.
+func TestStrictToolReachesTheModel(t *testing.T) {
+	f := newFixture(t)
+	type args struct {
+		Text string `json:"text"`
+	}
+	strict := tool.Must(tool.New("strict_echo", "Echo, strictly.", func(_ context.Context, _ *tool.Call, in args) (string, error) {
+		return in.Text, nil
+	}, tool.Strict()))
+	if _, err := f.reg.Register(strict); err != nil {
+		t.Fatal(err)
+	}
+	a, m := f.agent(t, []script.Reply{{Text: "ok"}}, Config{})
+	if _, err := a.Run(t.Context(), "hi"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	seen := 0
+	for _, ts := range reqs[0].Tools {
+		if ts.Strict != (ts.Name == "strict_echo") {
+			t.Errorf("tool %s offered with Strict %v", ts.Name, ts.Strict)
+		}
+		if ts.Name == "strict_echo" {
+			seen++
+		}
+	}
+	if seen != 1 {
+		t.Errorf("strict_echo offered %d times", seen)
+	}
+}

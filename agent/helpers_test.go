@@ -185,22 +185,6 @@ func blockText(blocks []content.Block) string {
 	return s
 }
 
-// turnEnd returns the reason of the log's last turn/end.
-func turnEnd(t testing.TB, events []session.Event) session.EndReason {
-	t.Helper()
-	for i := len(events) - 1; i >= 0; i-- {
-		if events[i].Type == session.TypeTurnEnd {
-			p, err := session.DecodeTurnEnd(events[i])
-			if err != nil {
-				t.Fatal(err)
-			}
-			return p.Reason
-		}
-	}
-	t.Fatal("no turn/end in the log")
-	return session.EndReason{}
-}
-
 // toolResults returns the decoded tool/result events by call id.
 func toolResults(t testing.TB, events []session.Event) map[string]session.ToolResult {
 	t.Helper()

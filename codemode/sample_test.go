@@ -66,9 +66,10 @@ func sampleDefinitions(tb testing.TB) []*tool.Definition {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	// write is strict: its inferred argument object is closed, the others' are open.
 	write, err := tool.New("write", "Write a file. Comment closers */ stay inside the doc.", func(context.Context, *tool.Call, writeIn) (writeOut, error) {
 		return writeOut{}, nil
-	})
+	}, tool.Strict())
 	if err != nil {
 		tb.Fatal(err)
 	}

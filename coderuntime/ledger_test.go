@@ -42,17 +42,6 @@ func resultBytes(t interface{ Fatal(...any) }, r coderuntime.Result) int {
 	return n
 }
 
-func run(l *coderuntime.Ledger, logs []string) []string {
-	var kept []string
-	for _, s := range logs {
-		if !l.Admit(s) {
-			return nil
-		}
-		kept = append(kept, s)
-	}
-	return kept
-}
-
 func TestLedgerExactBoundaries(t *testing.T) {
 	tests := []struct {
 		name     string

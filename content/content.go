@@ -195,7 +195,10 @@ func FromValue(v any) (Block, error) {
 		if b.ToolCallID, err = str(o, "toolCallId", typ); err != nil {
 			return Block{}, err
 		}
-		c, _ := o.Get("content")
+		c, ok := o.Get("content")
+		if !ok {
+			return Block{}, fmt.Errorf(`tool-result block: "content" must be an array of blocks`)
+		}
 		if b.Content, err = ListFromValue(c); err != nil {
 			return Block{}, fmt.Errorf("tool-result block: %w", err)
 		}

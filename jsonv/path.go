@@ -13,9 +13,8 @@ type pathSeg struct {
 	isKey bool
 }
 
-func indexSeg(i int) pathSeg     { return pathSeg{index: i} }
-func nameSeg(n string) pathSeg   { return pathSeg{name: n, isKey: true} }
-func (s pathSeg) String() string { return formatPath([]pathSeg{s}) }
+func indexSeg(i int) pathSeg   { return pathSeg{index: i} }
+func nameSeg(n string) pathSeg { return pathSeg{name: n, isKey: true} }
 
 // formatPath renders a path the way JavaScript would address the value: $ for the root,
 // .name for identifier-like member names, ["name"] for any other name, [i] for indexes.

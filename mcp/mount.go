@@ -475,10 +475,3 @@ func (m *Mount) lastStderrLine() string {
 	}
 	return excerpt(b)
 }
-
-// current returns the live generation, or nil.
-func (m *Mount) current() *generation {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.gen
-}

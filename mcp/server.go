@@ -33,9 +33,10 @@ type ServerOptions struct {
 	Logger *slog.Logger
 	// Annotations returns the MCP annotations of a tool; nil means DefaultAnnotations.
 	Annotations func(def *tool.Definition) *sdk.ToolAnnotations
-	// OnSession is called once per client connection, before its first call is served, so
-	// the host can give each connection its own agent scope and session log. It may be nil.
-	// An error makes every call of that connection fail with it.
+	// OnSession is called once per client connection — when the client has initialized
+	// (so SessionInfo carries its clientInfo), or at its first call — so the host can give
+	// each connection its own agent scope and session log. It may be nil. An error makes
+	// every call of that connection fail with it.
 	OnSession func(ctx context.Context, info SessionInfo) (*Session, error)
 }
 

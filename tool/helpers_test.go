@@ -249,10 +249,5 @@ func (c *counter) get(key string) int {
 	return c.m[key]
 }
 
-// errString is a plain error with a fixed message.
-type errString string
-
-func (e errString) Error() string { return string(e) }
-
 // contains reports whether s contains sub (for readable conditions).
 func contains(s, sub string) bool { return strings.Contains(s, sub) }

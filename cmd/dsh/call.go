@@ -11,6 +11,7 @@ import (
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/policy/approval"
+	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
 	dshfs "github.com/dsh-go/dsh/tools/fs"
 )
@@ -81,7 +82,7 @@ func checkJSON(c callSpec) error {
 // edit). It prints each call's card and its result's card, or with --json each result
 // object of SPEC §1.7 on a line of its own. The first failed call ends the command with
 // exit status 1; the calls after it do not run.
-func runCall(ctx context.Context, e *env, args []string) error {
+func runCall(ctx context.Context, e *env, args []string) (err error) {
 	fs := newFlags(e, "call", callSynopsis)
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "Usage: dsh %s\n\n%s\nFlags:\n", callSynopsis, callHelp)
@@ -116,7 +117,32 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	if f := stderrFile(e); e.stdin != nil && f != nil {
 		prompter = approval.ForStdio(e.stdin, f)
 	}
-	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, Prompter: prompter,
+	// Every invocation is one session: its calls, results, sub-calls and approvals are
+	// logged like an agent's.
+	store, err := openStore(c)
+	if err != nil {
+		return err
+	}
+	flog, err := store.Create(ctx, session.Header{Cwd: ws, Client: "dsh call"})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := flog.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("session log: %w", cerr)
+		}
+	}()
+	id := flog.Header().ID
+	rec, err := newCallRecorder(flog)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := rec.close(ctx.Err() != nil); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, Log: flog, Prompter: prompter, Session: id,
 		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr})
 	if err != nil {
 		return err
@@ -133,7 +159,13 @@ func runCall(ctx context.Context, e *env, args []string) error {
 		if !*asJSON {
 			fmt.Fprint(e.stdout, r.Call(call.name, agent.CallCard(def, call.name, in.Args)))
 		}
+		if err := rec.started(in.CallID, call.name, call.raw); err != nil {
+			return fmt.Errorf("call %d (%s) was not started: %w", i+1, call.name, err)
+		}
 		res := rt.reg.Execute(ctx, in)
+		if err := rec.finished(in.CallID, res); err != nil {
+			return err
+		}
 		if *asJSON {
 			b, err := jsonv.Marshal(res.JSON())
 			if err != nil {

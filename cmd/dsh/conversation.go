@@ -43,6 +43,8 @@ type convOptions struct {
 	// typedInput says the user's messages are on the screen already (the chat's prompt
 	// line), so the live transcript does not repeat them.
 	typedInput bool
+	// tools are registered for this conversation only (the demo's own).
+	tools []*tool.Definition
 }
 
 // conversation is an open session with the governed tool set and an agent over it: "dsh
@@ -151,6 +153,9 @@ func openConversation(ctx context.Context, e *env, opts convOptions) (_ *convers
 		if err != nil {
 			return nil, err
 		}
+		if l.Header.Client != "" {
+			return nil, fmt.Errorf("session %s records the tool calls of %s, not a conversation: there is nothing to continue (see it with \"dsh session show %s\")", id, l.Header.Client, id)
+		}
 		if ran := session.Summarize(l.Header, l.Events).Cwd; ran != opts.workspace {
 			if !opts.moveHere {
 				return nil, fmt.Errorf("session %s ran in %s, not here (%s): continue it from there, or pass --cd to continue it here, where its tools will work from now on", id, ran, opts.workspace)
@@ -194,6 +199,11 @@ func openConversation(ctx context.Context, e *env, opts convOptions) (_ *convers
 		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr})
 	if err != nil {
 		return nil, err
+	}
+	for _, def := range opts.tools {
+		if _, err := cv.rt.reg.Register(def); err != nil {
+			return nil, err
+		}
 	}
 	cv.tr = newTranscript(e.stderr, cv.r, cv.live, cv.rt.reg)
 	cv.tr.model = cv.model.Name()

@@ -28,16 +28,38 @@ var demoFiles = []struct{ name, text string }{
 // demoDenyRule is the permission rule the demo's denied command runs into.
 const demoDenyRule = "bash(rm -rf *)"
 
+// demoTimeout is the budget of the demo's slow_check tool, which the timeout policy enforces.
+const demoTimeout = 300 * time.Millisecond
+
+// slowCheckTool is the demo's own tool: a check that waits for something slow (as a CI
+// query would) and honours its context, with a 300 ms budget. The timeout policy ends it
+// with TOOL_TIMEOUT — the pipeline's deadline, as opposed to bash's own timeoutMs.
+func slowCheckTool() *tool.Definition {
+	type checkArgs struct {
+		Name string `json:"name,omitempty" jsonschema:"which check to wait for"`
+	}
+	return tool.Must(tool.New("slow_check", "The demo's own tool: waits for the project's slow check to report (it never does within the demo's 300 ms budget).",
+		func(ctx context.Context, _ *tool.Call, _ checkArgs) (string, error) {
+			<-ctx.Done()
+			return "", context.Cause(ctx)
+		},
+		tool.WithTimeout(demoTimeout),
+	))
+}
+
 // runDemo implements "dsh demo": the real agent loop, tools and policies, driven by a
 // scripted model so that it runs offline and the same way every time. It works in a fresh
 // temporary workspace and shows parallel reads, an edit with its diff, a command denied by
-// a permission rule, a command that times out and — in the code and both modes — a
-// run_code program fanning out parallel reads. The session is persisted like any other, so
-// "dsh session show" replays it.
+// a permission rule, a command that runs into bash's own timeout, a tool call ended by the
+// timeout policy (TOOL_TIMEOUT) and — in the code and both modes — a run_code program
+// fanning out parallel reads. The session log goes to a temporary directory removed with
+// the workspace, unless --home (or an explicit sessions root) asks for the dsh home, where
+// "dsh session show" replays it later.
 func runDemo(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "demo", "demo [--mode native|code|both] [--json] [--keep]")
+	fs := newFlags(e, "demo", "demo [--mode native|code|both] [--json] [--keep] [--home]")
 	asJSON := fs.Bool("json", false, "print the session events as JSON lines on standard output")
-	keep := fs.Bool("keep", false, "keep the temporary workspace instead of removing it")
+	keep := fs.Bool("keep", false, "keep the temporary workspace (and the temporary session log) instead of removing them")
+	toHome := fs.Bool("home", false, "write the session log into your dsh home's sessions (sessions.root) instead of a temporary directory")
 	cf := addConfigFlags(fs, "mode", "sessions.root")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
@@ -69,6 +91,31 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The session log: the dsh home only when asked for.
+	var replay func(id string) string
+	if k := c.Source("sessions.root").Kind; !*toHome && k != config.FromEnv && k != config.FromFlag {
+		sessions, err := os.MkdirTemp("", "dsh-demo-sessions-")
+		if err != nil {
+			return fmt.Errorf("temporary session directory: %w", err)
+		}
+		c.Sessions.Root = sessions
+		replay = func(id string) string {
+			if *keep {
+				return fmt.Sprintf("replay: dsh session show --sessions-dir %s %s", sessions, id)
+			}
+			return "the session log is temporary (pass --home to keep it in your dsh home, or --keep)"
+		}
+		defer func() {
+			if *keep {
+				fmt.Fprintf(e.stderr, "session log kept: %s\n", sessions)
+				return
+			}
+			os.RemoveAll(sessions)
+			if !*asJSON {
+				fmt.Fprintf(e.stderr, "session log removed: %s\n", sessions)
+			}
+		}()
+	}
 	if k := c.Source("mode").Kind; k == config.FromEnv || k == config.FromFlag {
 		mode = c.Mode
 	}
@@ -98,6 +145,8 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 		banner:    fmt.Sprintf("dsh demo · SCRIPTED MODEL: the replies are replayed from a script, no LLM is called · mode %s · workspace %s", mode, ws),
 		prompter:  approval.NonInteractive(),
 		scripted:  true,
+		replay:    replay,
+		tools:     []*tool.Definition{slowCheckTool()},
 	})
 }
 
@@ -142,14 +191,20 @@ console.log("main.go now greets the world");`
 } catch (err) {
   console.log("denied: " + (err as Error).message);
 }
-const slow = await tools.bash({ command: "sleep 30", description: "Wait for a slow check", timeoutMs: 300 });
-console.log("slow check timed out: " + slow.timedOut);`
+const slow = await tools.bash({ command: "sleep 30", description: "Wait for a slow command", timeoutMs: 300 });
+console.log("slow command timed out: " + slow.timedOut);
+try {
+  await tools.slow_check({ name: "ci" });
+} catch (err) {
+  console.log("slow check: " + (err as Error).message);
+}`
 )
 
 // demoScript is the scripted model's replies for a presentation mode.
 func demoScript(mode tool.Mode) []script.Reply {
 	final := script.Reply{Text: "Done. main.go now prints \"hello, world\". Removing the build directory was denied by the " +
-		"permission rule " + demoDenyRule + ", and the slow check was stopped by its 300 ms timeout."}
+		"permission rule " + demoDenyRule + "; the slow command was stopped by its own 300 ms timeoutMs, and the slow check " +
+		"by the timeout policy (TOOL_TIMEOUT) at its 300 ms budget."}
 	if mode == tool.ModeCode {
 		return []script.Reply{
 			{Reasoning: "Only run_code is available, so I read the files from a program.",
@@ -157,7 +212,7 @@ func demoScript(mode tool.Mode) []script.Reply {
 				ToolCalls: []script.ToolCall{call("c1", tool.RunCodeName, args("description", "Read README.md and main.go in parallel", "code", demoReadProgram))}},
 			{ExpectToolResults: []string{"c1"}, Text: "main.go prints \"hello\". I'll make it greet the world.",
 				ToolCalls: []script.ToolCall{call("c2", tool.RunCodeName, args("description", "Edit the greeting", "code", demoEditProgram))}},
-			{ExpectToolResults: []string{"c2"}, Text: "Now the clean-up and the slow check.",
+			{ExpectToolResults: []string{"c2"}, Text: "Now the clean-up and the slow checks.",
 				ToolCalls: []script.ToolCall{call("c3", tool.RunCodeName, args("description", "Clean up and run the slow check", "code", demoShellProgram))}},
 			withExpect(final, "c3"),
 		}
@@ -173,21 +228,22 @@ func demoScript(mode tool.Mode) []script.Reply {
 		{ExpectToolResults: []string{"c1", "c2", "c3"}, Text: "main.go prints \"hello\". I'll make it greet the world.",
 			ToolCalls: []script.ToolCall{call("c4", "edit", args("file_path", "main.go",
 				"old_string", `fmt.Println("hello")`, "new_string", `fmt.Println("hello, world")`))}},
-		{ExpectToolResults: []string{"c4"}, Text: "Now I'll remove old build output and run the slow check.",
+		{ExpectToolResults: []string{"c4"}, Text: "Now I'll remove old build output and run the slow command and the slow check.",
 			ToolCalls: []script.ToolCall{
 				call("c5", "bash", args("command", "rm -rf build", "description", "Remove old build output")),
-				call("c6", "bash", args("command", "sleep 30", "description", "Wait for a slow check", "timeoutMs", 300)),
+				call("c6", "bash", args("command", "sleep 30", "description", "Wait for a slow command", "timeoutMs", 300)),
+				call("c6b", "slow_check", args("name", "ci")),
 			}},
 	}
 	last := "c6"
 	if mode == tool.ModeBoth {
-		replies = append(replies, script.Reply{ExpectToolResults: []string{"c5", "c6"},
+		replies = append(replies, script.Reply{ExpectToolResults: []string{"c5", "c6", "c6b"},
 			Text:      "Finally, Code Mode: one program fans out both reads in parallel and returns only the line counts.",
 			ToolCalls: []script.ToolCall{call("c7", tool.RunCodeName, args("description", "Count the lines of README.md and main.go", "code", demoReadProgram))}})
 		last = "c7"
 	}
 	if last == "c6" {
-		final = withExpect(final, "c5", "c6")
+		final = withExpect(final, "c5", "c6", "c6b")
 	} else {
 		final = withExpect(final, last)
 	}

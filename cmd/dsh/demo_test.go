@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -27,15 +28,17 @@ func TestDemo(t *testing.T) {
 	}{
 		{"native", []string{
 			"- \tfmt.Println(\"hello\")", "+ \tfmt.Println(\"hello, world\")", // the edit's diff
-			"● Read README.md\n● Read main.go\n✓ read · ", // two reads started before the first result: parallel
+			"● Read README.md\n● Read main.go\n● Glob *.go\n✓ read · ", // two reads and a glob started before the first result: parallel
 			"✓ glob · 1 path\n  main.go\n",
 			"● Edit main.go\n✓ edit · Edit main.go · 1 file\n",
 			"● $ rm -rf build\n  Remove old build output\n✗ bash\n",
-			"● $ sleep 30\n  Wait for a slow check\n✓ bash · killed by SIGTERM\n  (no output)\n  [timed out after 300ms]\n",
+			"● $ sleep 30\n  Wait for a slow command\n✓ bash · killed by SIGTERM\n  (no output)\n  [timed out after 300ms]\n",
+			// The timeout policy's deadline: TOOL_TIMEOUT.
+			"● slow_check {\"name\":\"ci\"}\n✗ slow_check\n  Error: tool call timed out after 300ms\n",
 		}},
 		{"both", []string{
 			"- \tfmt.Println(\"hello\")", "+ \tfmt.Println(\"hello, world\")",
-			"● Read README.md\n● Read main.go\n✓ read · ",
+			"● Read README.md\n● Read main.go\n● Glob *.go\n✓ read · ",
 			"● Count the lines of README.md and main.go\n  │ const files",
 			// The program's two reads run in parallel; they are submitted, and commit, in
 			// the program's call order.
@@ -46,15 +49,16 @@ func TestDemo(t *testing.T) {
 			"  ✓ read {\"file_path\":\"README.md\"}\n  ✓ read {\"file_path\":\"main.go\"}\n✓ run_code\n",
 			"  ✓ edit {\"file_path\":\"main.go\"",
 			"  ✗ bash {\"command\":\"rm -rf build\",\"description\":\"Remove old build o… → Error: tool \"bash\" is denied by permission rule \"bash(rm -rf *)\"\n" +
-				"  ✓ bash {\"command\":\"sleep 30\",\"description\":\"Wait for a slow check\"…\n✓ run_code\n",
+				"  ✓ bash {\"command\":\"sleep 30\",\"description\":\"Wait for a slow comman…\n  ✗ slow_check {\"name\":\"ci\"} → Error: tool call timed out after 300ms\n✓ run_code\n",
 			"denied: tool \"bash\" is denied by permission rule",
-			"slow check timed out: true",
+			"slow command timed out: true",
+			"slow check: tool call timed out after 300ms",
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
 			s := newSandbox(t)
-			r := s.dsh("demo", "--mode", tt.mode).want(t, 0)
+			r := s.dsh("demo", "--home", "--mode", tt.mode).want(t, 0)
 			mustContain(t, "demo transcript", r.stderr, append(common, tt.wants...)...)
 			mustContain(t, "demo transcript", r.stderr, "mode "+tt.mode)
 			if want := "Done. main.go now prints \"hello, world\""; !strings.HasPrefix(r.stdout, want) {
@@ -85,7 +89,7 @@ func TestDemo(t *testing.T) {
 // in log order, and nothing else on standard output.
 func TestDemoJSON(t *testing.T) {
 	s := newSandbox(t)
-	r := s.dsh("demo", "--json", "--mode", "native").want(t, 0)
+	r := s.dsh("demo", "--home", "--json", "--mode", "native").want(t, 0)
 	if !strings.HasPrefix(r.stderr, "dsh demo · SCRIPTED MODEL") || strings.Count(r.stderr, "\n") != 1 {
 		t.Errorf("--json wrote more than the banner to stderr: %q", r.stderr)
 	}
@@ -106,7 +110,12 @@ func TestDemoJSON(t *testing.T) {
 	}
 	joined := strings.Join(types, " ")
 	for _, want := range []string{
-		"turn/start step/start user/message assistant/message tool/call tool/call tool/result tool/result tool/call tool/result step/end",
+		// Two reads and a glob run in parallel; then the edit.
+		"turn/start step/start user/message assistant/message tool/call tool/call tool/call tool/result tool/result tool/result step/end",
+		"step/start assistant/message tool/call tool/result step/end",
+		// The denied command, the command past its timeoutMs and the check past its budget,
+		// one after another.
+		"step/start assistant/message tool/call tool/result tool/call tool/result tool/call tool/result step/end",
 		"step/end turn/end",
 	} {
 		if !strings.Contains(joined, want) {
@@ -132,7 +141,7 @@ func TestDemoJSON(t *testing.T) {
 func TestDemoBinary(t *testing.T) {
 	bin := buildDsh(t)
 	home := filepath.Join(t.TempDir(), "home")
-	cmd := exec.Command(bin, "demo")
+	cmd := exec.Command(bin, "demo", "--home")
 	cmd.Dir = t.TempDir()
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "DSH_HOME=" + home, "HOME=" + home, "TERM=dumb"}
 	var stdout, stderr strings.Builder
@@ -208,11 +217,42 @@ func TestDemoCodeDispatchOrder(t *testing.T) {
 		pos("start 2 main.go") > pos("settle 2 main.go") {
 		t.Errorf("parallel reads logged %v", reads)
 	}
-	// The edit, then the two awaited bash calls.
+	// The edit, then the two awaited bash calls and the awaited slow check.
 	if got := strings.Join(runs[order[1]], ", "); got != "start 1 main.go, settle 1 main.go" {
 		t.Errorf("edit run logged %s", got)
 	}
-	if got := strings.Join(runs[order[2]], ", "); got != "start 1, settle 1, start 2, settle 2" {
-		t.Errorf("bash run logged %s", got)
+	if got := strings.Join(runs[order[2]], ", "); got != "start 1, settle 1, start 2, settle 2, start 3, settle 3" {
+		t.Errorf("bash and slow_check run logged %s", got)
 	}
+}
+
+// TestDemoTemporaryHome: without --home the demo leaves the dsh home alone; its session
+// log lives in a temporary directory removed with the workspace (kept with --keep, and then
+// replayable from there).
+func TestDemoTemporaryHome(t *testing.T) {
+	s := newSandbox(t)
+	r := s.dsh("demo", "--mode", "native").want(t, 0)
+	if _, err := os.Stat(filepath.Join(s.home, "sessions")); !os.IsNotExist(err) {
+		t.Errorf("the demo wrote into DSH_HOME's sessions: %v", err)
+	}
+	_, path := sessionID(t, r.stderr)
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the temporary session log %s was not removed: %v", path, err)
+	}
+	mustContain(t, "demo notices", r.stderr, "the session log is temporary (pass --home", "session log removed: ")
+
+	r = s.dsh("demo", "--mode", "native", "--keep").want(t, 0)
+	id, path := sessionID(t, r.stderr)
+	m := regexp.MustCompile(`replay: dsh session show --sessions-dir (\S+) ` + id).FindStringSubmatch(r.stderr)
+	if m == nil || !strings.HasPrefix(path, m[1]+"/") {
+		t.Fatalf("no replay hint for the kept log %s:\n%s", path, r.stderr)
+	}
+	t.Cleanup(func() { os.RemoveAll(m[1]) })
+	ws := regexp.MustCompile(`workspace kept: (\S+)`).FindStringSubmatch(r.stderr)
+	if ws == nil {
+		t.Fatalf("no kept workspace in:\n%s", r.stderr)
+	}
+	t.Cleanup(func() { os.RemoveAll(ws[1]) })
+	show := s.dsh("session", "show", "--sessions-dir", m[1], id).want(t, 0)
+	mustContain(t, "replay of the kept log", show.stdout, "Error: tool call timed out after 300ms")
 }

@@ -10,7 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/dsh-go/dsh/internal/testwait"
 )
 
 // TestMCPServeStdio speaks MCP to "dsh mcp serve" over its standard streams: the tools are
@@ -30,7 +31,7 @@ func TestMCPServeStdio(t *testing.T) {
 	e := &env{stdout: outW, stderr: &errb, stdin: inR, cwd: s.ws, getenv: func(k string) string { return s.env[k] }}
 	done := make(chan int, 1)
 	go func() {
-		code := run(context.Background(), e, []string{"mcp", "serve", "--deny", "bash(rm *)"})
+		code := run(context.Background(), e, []string{"mcp", "serve", "--deny", "bash(rm *)", "--ask", "bash(echo *)"})
 		outW.Close()
 		done <- code
 	}()
@@ -73,17 +74,38 @@ func TestMCPServeStdio(t *testing.T) {
 	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"bash","arguments":{"command":"rm -rf x","description":"d"}}}`)
 	b, _ = json.Marshal(recv(4))
 	mustContain(t, "denied call", string(b), `denied by permission rule \"bash(rm *)\"`, `"isError":true`)
+	// An "ask" has nobody to ask under dsh mcp serve: denied, and the approval is logged.
+	send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo hi","description":"d"}}}`)
+	b, _ = json.Marshal(recv(5))
+	mustContain(t, "unapproved call", string(b), `"isError":true`)
 	inW.Close()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Errorf("dsh mcp serve exited %d: %s", code, errb.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("dsh mcp serve did not stop at the end of its input")
+	if code := testwait.Recv(t, done, "dsh mcp serve to stop at the end of its input"); code != 0 {
+		t.Errorf("dsh mcp serve exited %d: %s", code, errb.String())
 	}
 	inR.Close()
 	outR.Close()
+
+	// The connection is one session in the log, named after the client, with every call
+	// and result.
+	logs := s.storedSessions(t)
+	if len(logs) != 1 {
+		t.Fatalf("%d sessions, want one for the connection", len(logs))
+	}
+	if c := logs[0].Header.Client; c != "MCP client test 1" {
+		t.Errorf("session client %q", c)
+	}
+	got := describeEvents(t, logs[0].Events)
+	want := []string{
+		"turn/start",
+		`tool/call read {"file_path":"a.txt"}`, "tool/result ok",
+		`tool/call bash {"command":"rm -rf x","description":"d"}`, "tool/result error",
+		`tool/call bash {"command":"echo hi","description":"d"}`, "approval/asked", "approval/decided unavailable", "tool/result error",
+		"turn/end completed",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events\n got %q\nwant %q", got, want)
+	}
+	mustContain(t, "dsh mcp serve's notices", errb.String(), "dsh mcp: MCP client test 1 (stdio): session "+logs[0].Header.ID)
 }
 
 // TestMCPBridgeToItself configures dsh (this test binary in dsh mode) as an MCP server of

@@ -8,11 +8,15 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
+	"github.com/dsh-go/dsh/codemode"
 	"github.com/dsh-go/dsh/internal/term"
 	"github.com/dsh-go/dsh/mcp"
+	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tool"
 )
 
 // runMCP implements "dsh mcp serve" and "dsh mcp ls".
@@ -49,17 +53,23 @@ func runMCPServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr})
+	store, err := openStore(c)
+	if err != nil {
+		return err
+	}
+	logs := &codemode.ScopeLogs{}
+	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, Logs: logs, MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr})
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
 	scope := rt.reg.NewScope("mcp client", nil)
 	defer scope.Close()
+	notices := &lockedWriter{w: e.stderr}
 	srv := mcp.NewServer(rt.reg, mcp.ServerOptions{
 		Scope: scope,
-		OnSession: func(context.Context, mcp.SessionInfo) (*mcp.Session, error) {
-			return &mcp.Session{Agent: scope}, nil
+		OnSession: func(ctx context.Context, info mcp.SessionInfo) (*mcp.Session, error) {
+			return openMCPSession(ctx, store, ws, scope, logs, info, notices)
 		},
 	})
 	defer srv.Close()
@@ -153,4 +163,63 @@ func connecting(h *mcp.Host) bool {
 		}
 	}
 	return false
+}
+
+// openMCPSession gives one MCP client connection its agent scope (a child of the server's
+// scope, so each connection's observations and approvals are its own) and its session log,
+// named after the client's clientInfo: every call, result, sub-call and approval of the
+// connection is recorded there. The log is closed when the connection ends.
+func openMCPSession(ctx context.Context, store *session.Store, ws string, parent *tool.Scope, logs *codemode.ScopeLogs, info mcp.SessionInfo, notices io.Writer) (*mcp.Session, error) {
+	client := "MCP client"
+	if info.ClientName != "" {
+		client += " " + info.ClientName
+		if info.ClientVersion != "" {
+			client += " " + info.ClientVersion
+		}
+	}
+	flog, err := store.Create(context.WithoutCancel(ctx), session.Header{Cwd: ws, Client: client})
+	if err != nil {
+		return nil, fmt.Errorf("session log: %w", err)
+	}
+	fmt.Fprintf(notices, "dsh mcp: %s (%s): session %s · log %s\n", term.Sanitize(client), info.Transport, flog.Header().ID, flog.Path())
+	scope := parent.Registry().NewScope("mcp "+info.ID, parent)
+	detach := logs.Attach(scope, flog)
+	rec, err := newCallRecorder(flog)
+	if err != nil {
+		flog.Close()
+		return nil, err
+	}
+	return &mcp.Session{
+		Agent: scope,
+		BeforeCall: func(_ context.Context, in tool.Input) error {
+			return rec.started(in.CallID, in.Name, rawArguments(in.Args))
+		},
+		AfterCall: func(_ context.Context, in tool.Input, res *tool.Result) {
+			if err := rec.finished(in.CallID, res); err != nil {
+				fmt.Fprintf(notices, "dsh mcp: session %s: %v\n", flog.Header().ID, err)
+			}
+		},
+		Close: func() {
+			detach()
+			scope.Close()
+			if err := rec.close(false); err != nil {
+				fmt.Fprintf(notices, "dsh mcp: session %s: %v\n", flog.Header().ID, err)
+			}
+			if err := flog.Close(); err != nil {
+				fmt.Fprintf(notices, "dsh mcp: session %s: closing the log: %v\n", flog.Header().ID, err)
+			}
+		},
+	}, nil
+}
+
+// lockedWriter serializes writes from concurrent connections.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

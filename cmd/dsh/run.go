@@ -11,6 +11,7 @@ import (
 	"github.com/dsh-go/dsh/llm"
 	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tool"
 )
 
 // runRun implements "dsh run": one agent turn on a task, in a persisted session. The live
@@ -106,12 +107,14 @@ type agentRun struct {
 	cont      bool   // continue the workspace's last session
 	moveHere  bool   // --cd
 	json      bool
-	summary   bool              // with json: end with the summary object
-	banner    string            // the first line of the transcript
-	prompter  approval.Prompter // nil: the terminal when there is one
-	noPrompt  bool              // never ask a person
-	scripted  bool              // the model is the demo's script: a session not worth resuming
-	maxTokens int               // cap on each reply, 0 for the server's default
+	summary   bool                   // with json: end with the summary object
+	banner    string                 // the first line of the transcript
+	prompter  approval.Prompter      // nil: the terminal when there is one
+	noPrompt  bool                   // never ask a person
+	scripted  bool                   // the model is the demo's script: a session not worth resuming
+	maxTokens int                    // cap on each reply, 0 for the server's default
+	replay    func(id string) string // the replay hint, when the default does not apply
+	tools     []*tool.Definition     // extra tools for this run (the demo's own)
 }
 
 // runAgent runs one turn in a new or resumed session and reports it. A first turn that
@@ -120,7 +123,7 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 	cv, err := openConversation(ctx, e, convOptions{
 		config: ar.config, workspace: ar.workspace, model: ar.model, banner: ar.banner,
 		resume: ar.resume, continueLast: ar.cont, moveHere: ar.moveHere, json: ar.json,
-		prompter: ar.prompter, noPrompt: ar.noPrompt, maxTokens: ar.maxTokens,
+		prompter: ar.prompter, noPrompt: ar.noPrompt, maxTokens: ar.maxTokens, tools: ar.tools,
 	})
 	if err != nil {
 		return err
@@ -153,6 +156,9 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 			}
 			fmt.Fprintln(e.stderr, r.Dim(fmt.Sprintf("session %s · log %s", id, where)))
 			hint := fmt.Sprintf("replay: dsh session show %s", id)
+			if ar.replay != nil {
+				hint = ar.replay(id)
+			}
 			if !ar.scripted {
 				hint += fmt.Sprintf(" · continue: dsh run --continue \"…\" (or --resume %s)", shortID(id))
 			}

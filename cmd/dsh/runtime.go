@@ -46,6 +46,9 @@ type runtimeConfig struct {
 	Config *config.Config
 	// Log, when set, receives the approval audit events and Code Mode's dispatch events.
 	Log session.Log
+	// Logs, when set instead of Log, routes those events to the log attached to the
+	// calling agent's scope: one session per agent (each MCP connection).
+	Logs *codemode.ScopeLogs
 	// Prompter answers approval questions; nil means nobody can (every "ask" is
 	// unavailable).
 	Prompter approval.Prompter
@@ -159,7 +162,10 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 	}
 	rt.undos = append(rt.undos, func() { js.Close() })
 	var dispatchLog codemode.DispatchLog
-	if cfg.Log != nil {
+	switch {
+	case cfg.Logs != nil:
+		dispatchLog = cfg.Logs
+	case cfg.Log != nil:
 		dispatchLog = codemode.SessionLog(cfg.Log)
 	}
 	if err := add(codemode.Install(reg, js, codemode.Config{Log: dispatchLog})); err != nil {
@@ -200,7 +206,10 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 	if ac.Prompter == nil {
 		ac.Prompter = approval.NonInteractive()
 	}
-	if cfg.Log != nil {
+	switch {
+	case cfg.Logs != nil:
+		ac.Auditor = approval.NewSessionAuditorFunc(cfg.Logs.Log)
+	case cfg.Log != nil:
 		ac.Auditor = approval.NewSessionAuditor(cfg.Log)
 	}
 	if err := add(approval.Install(reg, ac)); err != nil {

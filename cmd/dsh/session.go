@@ -87,6 +87,9 @@ func runSessionList(ctx context.Context, e *env, args []string) error {
 				jsonv.Member{Name: "path", Value: in.Path},
 				jsonv.Member{Name: "size", Value: float64(in.Size)},
 			)
+			if s.info.Header.Client != "" {
+				o.Set("client", s.info.Header.Client)
+			}
 			if s.err != nil {
 				o.Set("error", s.err.Error())
 			}
@@ -107,18 +110,22 @@ func runSessionList(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	head := "ID\tACTIVE\tTURNS\tSTATUS\tFIRST PROMPT"
+	head := "ID\tACTIVE\tTURNS\tSTATUS\tBY\tFIRST PROMPT"
 	if *all {
 		head += "\tWORKSPACE"
 	}
 	fmt.Fprintln(tw, head)
 	for _, s := range entries {
 		if s.err != nil {
-			fmt.Fprintf(tw, "%s\t-\t-\tunreadable\t%s\n", orDash(s.info.Header.ID), term.Sanitize(oneLine(s.err.Error())))
+			fmt.Fprintf(tw, "%s\t-\t-\tunreadable\t-\t%s\n", orDash(s.info.Header.ID), term.Sanitize(oneLine(s.err.Error())))
 			continue
 		}
 		active := time.UnixMilli(s.sum.Updated).Local().Format("2006-01-02 15:04")
-		line := fmt.Sprintf("%s\t%s\t%d\t%s\t%s", s.info.Header.ID, active, s.sum.Turns, sessionStatus(s), term.Sanitize(clip(s.sum.FirstPrompt, 48)))
+		by := s.info.Header.Client
+		if by == "" {
+			by = "agent" // dsh run, dsh demo or a library agent
+		}
+		line := fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s", s.info.Header.ID, active, s.sum.Turns, sessionStatus(s), term.Sanitize(by), term.Sanitize(clip(s.sum.FirstPrompt, 48)))
 		if *all {
 			line += "\t" + term.Sanitize(s.sum.Cwd)
 		}

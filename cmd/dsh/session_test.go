@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-go/dsh/internal/testwait"
+
 	"github.com/dsh-go/dsh/content"
 	"github.com/dsh-go/dsh/llm/script"
 	"github.com/dsh-go/dsh/policy/approval"
@@ -152,17 +154,20 @@ func TestMCPServeHTTP(t *testing.T) {
 	go func() { done <- run(ctx, e, []string{"mcp", "serve", "--http", "127.0.0.1:0"}) }()
 	addr := regexp.MustCompile(`serving streamable HTTP on (http://\S+)`)
 	var url string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	announced := func() bool {
 		if m := addr.FindStringSubmatch(errb.String()); m != nil {
 			url = m[1]
-			break
+			return true
 		}
+		return false
 	}
-	if url == "" {
-		cancel()
-		<-done
-		t.Fatalf("no address announced: %s", errb.String())
-	}
+	t.Cleanup(func() {
+		if url == "" { // the wait below failed: stop the server
+			cancel()
+			<-done
+		}
+	})
+	testwait.Until(t, "the server to announce its address", announced)
 	req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")

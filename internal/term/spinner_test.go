@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dsh-go/dsh/internal/testwait"
 )
 
 // syncBuffer is a strings.Builder safe for the spinner goroutine.
@@ -43,9 +45,7 @@ func TestStatusShowsAndErases(t *testing.T) {
 	s.tick = time.Millisecond
 	s.Show("waiting for the model")
 	// Wait until the spinner has turned at least once.
-	for !strings.Contains(buf.String(), spinnerFrames[1]) {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.Until(t, "the spinner to turn", func() bool { return strings.Contains(buf.String(), spinnerFrames[1]) })
 	s.Write([]byte("hello\n"))
 	after := len(buf.String())
 	s.Show("thinking · 12 chars")

@@ -57,6 +57,7 @@ func Until(tb testing.TB, what string, cond func() bool) {
 		select {
 		case <-ctx.Done():
 			tb.Fatalf("gave up waiting for %s: %v", what, context.Cause(ctx))
+			return
 		case <-tick.C:
 		}
 	}

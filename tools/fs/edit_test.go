@@ -6,7 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/dsh-go/dsh/internal/testwait"
 
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/tool"
@@ -173,14 +174,12 @@ func TestObservationsFreedWithScope(t *testing.T) {
 	if e.tools.obs.ownerCount() != 1 {
 		t.Fatalf("owners = %d, want 1", e.tools.obs.ownerCount())
 	}
-	// Cleanups run on a runtime goroutine after a collection; give it chances to run.
-	for i := 0; i < 500 && e.tools.obs.ownerCount() > 0; i++ {
+	// Cleanups run on a runtime goroutine after a collection: collect until the owner is
+	// gone, for as long as the test may run.
+	testwait.Until(t, "the collected scope's owner to be dropped", func() bool {
 		runtime.GC()
-		time.Sleep(time.Millisecond)
-	}
-	if n := e.tools.obs.ownerCount(); n != 0 {
-		t.Errorf("owners after the scope was collected = %d, want 0", n)
-	}
+		return e.tools.obs.ownerCount() == 0
+	})
 }
 
 func TestEditLineEndingsAndBOM(t *testing.T) {

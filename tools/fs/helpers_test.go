@@ -124,9 +124,6 @@ func wantErr(t *testing.T, res *tool.Result, code string, fragments ...string) {
 	}
 }
 
-// jsonArgs quotes s as a JSON string.
-func q(s string) string { return strconv.Quote(s) }
-
 // asToolError is errors.As for *tool.Error.
 func asToolError(err error, te **tool.Error) bool { return errors.As(err, te) }
 

@@ -111,15 +111,6 @@ func (t *Tools) Definitions() []*tool.Definition {
 // Read returns the read tool.
 func (t *Tools) Read() *tool.Definition { return t.read }
 
-// Write returns the write tool.
-func (t *Tools) Write() *tool.Definition { return t.write }
-
-// Edit returns the edit tool.
-func (t *Tools) Edit() *tool.Definition { return t.edit }
-
-// Workspace returns the workspace the tools are confined to.
-func (t *Tools) Workspace() *Workspace { return t.ws }
-
 // Protected returns the protected paths write and edit refuse (FS_PROTECTED_PATH): the
 // workspace's .git (and what a .git file or link points to), its .dsh and Config.Home,
 // absolute and clean; some may not exist yet. Paths opened by Config.OpenProtected are

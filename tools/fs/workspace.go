@@ -68,10 +68,6 @@ func (w *Workspace) kind() string {
 	return "workspace"
 }
 
-// Dir returns the workspace root as configured (absolute, symbolic links kept); display
-// paths are built on it.
-func (w *Workspace) Dir() string { return w.dir }
-
 // Close releases the workspace's directory handle. Operations after Close fail.
 func (w *Workspace) Close() error { return w.root.Close() }
 

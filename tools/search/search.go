@@ -174,24 +174,6 @@ func InstallScope(s *tool.Scope, cfg Config) (undo func(), err error) {
 	return func() { u2(); u1() }, nil
 }
 
-// Glob returns the glob tool definition for cfg.
-func Glob(cfg Config) (*tool.Definition, error) {
-	set, err := cfg.resolve()
-	if err != nil {
-		return nil, err
-	}
-	return newGlob(set)
-}
-
-// Grep returns the grep tool definition for cfg.
-func Grep(cfg Config) (*tool.Definition, error) {
-	set, err := cfg.resolve()
-	if err != nil {
-		return nil, err
-	}
-	return newGrep(set)
-}
-
 // spillHint tells the model how to use a spill file: it lies outside the workspace, where
 // the search tools do not go, so only read (given the spill directory as a read-only root)
 // can open it.

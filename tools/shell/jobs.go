@@ -182,17 +182,6 @@ func (js *Jobs) lookupLocked(id string, caller *tool.Scope) (*job, error) {
 	return j, nil
 }
 
-// Get returns a snapshot of job id.
-func (js *Jobs) Get(caller *tool.Scope, id string) (JobInfo, error) {
-	js.mu.Lock()
-	defer js.mu.Unlock()
-	j, err := js.lookupLocked(id, caller)
-	if err != nil {
-		return JobInfo{}, err
-	}
-	return j.info, nil
-}
-
 // List returns the jobs caller may see (its own and unowned ones), oldest first.
 func (js *Jobs) List(caller *tool.Scope) []JobInfo {
 	js.mu.Lock()
