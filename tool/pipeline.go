@@ -134,7 +134,7 @@ func (inv *Invocation) final(res *Result) *Invocation {
 	return inv
 }
 
-// prepare runs SPEC §4.2 steps 2–7. It returns a result (post reports whether it owes
+// prepare runs the pre-dispatch stages. It returns a result (post reports whether it owes
 // post-execute), or nil to dispatch, or an error for a hook, approval or guard failure.
 // When there are hooks or guards to run, they run contained (package contain): a panic or
 // runtime.Goexit in one is a TOOL_PANIC error naming it.
@@ -385,7 +385,7 @@ func (inv *Invocation) cancelled(res *Result) *Result {
 }
 
 // body is the innermost dispatch: fuse contexts, resolve the definition, run the body and
-// normalize its value or error (SPEC §4.3 step 2). It never panics, and it runs the body
+// normalize its value or error. It never panics, and it runs the body
 // and its output projections contained (package contain), so that a body calling
 // runtime.Goexit ends in a TOOL_PANIC result instead of ending the caller's goroutine.
 func (inv *Invocation) body(ctx context.Context) *Result {
@@ -606,7 +606,7 @@ func (inv *Invocation) Finalize() *Result {
 	return inv.finish(inv.result)
 }
 
-// post runs the post-execute hooks and applies their decision (SPEC §4.4 steps 1–4). The
+// post runs the post-execute hooks and applies their decision. The
 // hooks run contained: a panic or runtime.Goexit in one is a TOOL_PANIC failure.
 func (inv *Invocation) post(res *Result) *Result {
 	hs := admitted(inv.r.hooks.Load().post, inv.exec.agent)
