@@ -288,26 +288,33 @@ func TestCancellationOrder(t *testing.T) {
 	t.Run("a caller's own deadline is not the policy's timeout", func(t *testing.T) {
 		reg := newReg(t)
 		install(t, reg.Global())
+		started := make(chan struct{})
 		register(t, reg, bodyTool("t", time.Hour, func(ctx context.Context, _ *tool.Call) (any, error) {
+			close(started)
 			<-ctx.Done()
 			return "ok", nil
 		}))
-		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
-		defer cancel()
-		if got := resultJSON(t, run(reg, ctx, "t", nil)); got != abortedJSON {
+		// The caller's deadline expires once the body runs, not when a timer happens to fire.
+		ctx := &expiringContext{Context: context.Background(), done: make(chan struct{})}
+		done := make(chan *tool.Result, 1)
+		go func() { done <- run(reg, ctx, "t", nil) }()
+		<-started
+		close(ctx.done)
+		if got := resultJSON(t, <-done); got != abortedJSON {
 			t.Errorf("got %s\nwant %s", got, abortedJSON)
 		}
 	})
 	t.Run("an outer wrapper's deadline is not the policy's timeout", func(t *testing.T) {
 		reg := newReg(t)
 		// An outer wrapper with its own short deadline, then the policy with a long budget.
+		// The wrapper's deadline expires once the body runs.
+		expire := make(chan struct{})
 		reg.WrapExecute(func(ctx context.Context, _ *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
-			short, cancel := context.WithTimeout(ctx, time.Millisecond)
-			defer cancel()
-			return next(short)
+			return next(&expiringContext{Context: ctx, done: expire})
 		})
 		install(t, reg.Global())
 		register(t, reg, bodyTool("t", time.Hour, func(ctx context.Context, _ *tool.Call) (any, error) {
+			close(expire)
 			<-ctx.Done()
 			return "ok", nil
 		}))
@@ -444,5 +451,24 @@ func TestFormatMillis(t *testing.T) {
 		if got := timeout.FormatMillis(tt.d); got != tt.want {
 			t.Errorf("FormatMillis(%v) = %q, want %q", tt.d, got, tt.want)
 		}
+	}
+}
+
+// expiringContext is a caller's context with a deadline (sooner than any budget the tests
+// declare) that expires when the test closes done: it then reports DeadlineExceeded, as a
+// real deadline does.
+type expiringContext struct {
+	context.Context
+	done chan struct{}
+}
+
+func (c *expiringContext) Deadline() (time.Time, bool) { return time.Now().Add(time.Minute), true }
+func (c *expiringContext) Done() <-chan struct{}       { return c.done }
+func (c *expiringContext) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
 	}
 }
