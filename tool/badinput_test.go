@@ -395,6 +395,11 @@ func TestMaxArgBytesConfig(t *testing.T) {
 	}
 	reg := newReg(t, tool.Config{MaxArgBytes: 20})
 	register(t, reg, bodyTool("t", func(context.Context, *tool.Call) (any, error) { return "ok", nil }))
+	var seen counter // refused arguments reach no hook
+	reg.OnPreExecute(func(_ context.Context, _ *tool.Execution, next func() (tool.PreDecision, error)) (tool.PreDecision, error) {
+		seen.inc("pre")
+		return next()
+	})
 	for args, want := range map[string]string{
 		`{"a":"0123456789ab"}`:    "",                                                // exactly 20 bytes
 		`{"a":"0123456789abc"}`:   "they are 21 bytes of JSON, over the limit of 20", // one more
@@ -402,11 +407,16 @@ func TestMaxArgBytesConfig(t *testing.T) {
 		`{"a":"\u0001\u0001"}`:    "",                                                // 2 × \u0001: 20 bytes
 		`{"a":"\u0001\u0001\n"}`:  "they are 22 bytes of JSON, over the limit of 20",
 		`{"a":[1,2,true,null]}`:   "they are 21 bytes of JSON, over the limit of 20",
+		`{"path":"a\u0000"}`:      `"path" contains a NUL byte`,
 		`{"a":[1,2,true]}`:        "",
 		"  {\"a\":1}  ":           "",                                                // white space counts only in text longer than the cap
 		"      {\"a\":1}        ": "they are 21 bytes of JSON, over the limit of 20", // not parsed at all
 	} {
+		before := seen.get("pre")
 		res := reg.Execute(context.Background(), tool.Input{CallID: "c", Name: "t", Args: reg.ParseArguments(args)})
+		if hooked := seen.get("pre") - before; want != "" && hooked != 0 || want == "" && hooked != 1 {
+			t.Errorf("%s: the pre-execute hook ran %d times", args, hooked)
+		}
 		if want == "" && res.IsError || want != "" && (!res.IsError || !strings.Contains(res.Error.Message, want) || res.Error.Info.Code != tool.CodeInvalidArgs) {
 			t.Errorf("%s: result = %s", args, resultJSON(t, res))
 		}

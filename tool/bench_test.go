@@ -103,7 +103,7 @@ func BenchmarkValidateArgs1MB(b *testing.B) {
 	type bulk struct {
 		Items []item `json:"items"`
 	}
-	reg, _ := tool.NewRegistry(tool.Config{})
+	reg, _ := tool.NewRegistry(tool.Config{MaxArgBytes: 2 << 20}) // the document is over the default cap
 	def := tool.Must(tool.New("bulk", "Counts items.",
 		func(ctx context.Context, call *tool.Call, in bulk) (int, error) { return len(in.Items), nil }))
 	if _, err := reg.Register(def); err != nil {

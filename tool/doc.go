@@ -3,14 +3,20 @@
 //
 // A model's tool call becomes an Input; Registry.Execute turns it into exactly one Result:
 //
-//	create execution (snapshot arguments, collapse check)
+//	create execution (snapshot arguments, argument limits, collapse check)
 //	→ pre-execute hooks (allow | deny | ask) → approval → guards
 //	→ around-execute wrappers → the body (arguments validated, output validated and rendered)
 //	→ post-execute hooks (accept | replace content | replace value | block)
 //	→ cancellation check → finalize content → result listeners (observe only)
 //
-// Failures are results, never panics: a body that panics, a hook that fails or an invalid
-// output each end in a failure result with the codes of SPEC §1.10. The staged view
+// Failures are results, never panics: a hook that fails or an invalid output each end in a
+// failure result with a stable code. Arguments over Config.MaxArgBytes (1 MiB by default) or
+// with a NUL byte in a path argument (file_path, path, workdir, cwd, …) fail INVALID_ARGS
+// before any hook sees them. A panic or a runtime.Goexit in a body, a pre- or post-execute
+// hook, the approver, a guard, a wrapper or finalize-content ends the call in a TOOL_PANIC
+// failure naming where it happened: that code runs on a goroutine of its own, so Goexit ends
+// only that goroutine and the caller always gets its result. A result listener's panic or
+// Goexit is logged and changes nothing. The staged view
 // (Registry.Prepare, Invocation.Dispatch, Invocation.Finalize) lets a scheduler overlap only
 // the dispatch of concurrency-safe calls while committing everything else in model order.
 //

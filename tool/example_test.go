@@ -165,3 +165,34 @@ func ExampleScope_OnPostExecute() {
 	// Output:
 	// true output withheld: it contains a credential
 }
+
+// ExampleRegistry_ParseArguments shows the argument limits: text over the registry's cap is
+// not even parsed, and a NUL byte in a path argument is refused; both are INVALID_ARGS.
+func ExampleRegistry_ParseArguments() {
+	reg, err := tool.NewRegistry(tool.Config{MaxArgBytes: 64})
+	if err != nil {
+		panic(err)
+	}
+	reg.Register(tool.Must(tool.New("open", "Opens a file.",
+		func(ctx context.Context, call *tool.Call, in struct {
+			Path string `json:"path"`
+		}) (string, error) {
+			return "opened " + in.Path, nil
+		})))
+	for _, raw := range []string{
+		`{"path":"notes.txt"}`,
+		`{"path":"` + strings.Repeat("x", 100) + `"}`,
+		`{"path":"notes.txt\u0000.png"}`,
+	} {
+		res := reg.Execute(context.Background(), tool.Input{CallID: "c", Name: "open", Args: reg.ParseArguments(raw)})
+		if res.IsError {
+			fmt.Println(res.Error.Info.Code, res.Error.Message)
+		} else {
+			fmt.Println(res.Content[0].Text)
+		}
+	}
+	// Output:
+	// opened notes.txt
+	// INVALID_ARGS invalid arguments: they are 111 bytes of JSON, over the limit of 64 bytes for one call; pass less at a time (for example, write a large file in parts)
+	// INVALID_ARGS invalid arguments: "path" contains a NUL byte, which no file path may hold
+}

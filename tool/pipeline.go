@@ -37,6 +37,7 @@ type Invocation struct {
 	stage     stage
 	result    *Result
 	invoked   atomic.Bool // the body was invoked
+	where     string      // what prepare is running (a hook, the approver, a guard), for a Goexit
 	call      *Call       // the body's view, once dispatched
 
 	// Storage for the execution, its token and the body's view, allocated with the
@@ -133,25 +134,43 @@ func (inv *Invocation) final(res *Result) *Invocation {
 	return inv
 }
 
-// prepare runs SPEC §4.2 steps 2–7. It returns a result (post reports whether it owes
+// prepare runs the pre-dispatch stages. It returns a result (post reports whether it owes
 // post-execute), or nil to dispatch, or an error for a hook, approval or guard failure.
 // When there are hooks or guards to run, they run contained (package contain): a panic or
 // runtime.Goexit in one is a TOOL_PANIC error naming it.
-func (inv *Invocation) prepare() (res *Result, post bool, err error) {
+func (inv *Invocation) prepare() (*Result, bool, error) {
 	pre := admitted(inv.r.hooks.Load().pre, inv.exec.agent)
 	guards := inv.r.guards(inv.exec)
 	if len(pre) == 0 && len(guards) == 0 {
-		return inv.prepareHooks(nil, nil, new(string))
+		return inv.prepareHooks(nil, nil)
 	}
-	where := "a pre-execute hook"
-	if stop := contain.Call(func() { res, post, err = inv.prepareHooks(pre, guards, &where) }); stop != nil {
-		return nil, false, stopFailure(inv.exec.name, where, stop)
-	}
-	return res, post, err
+	return inv.prepareContained(pre, guards)
 }
 
-// prepareHooks is prepare's work; *where names the kind of code running, for a Goexit.
-func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []GuardFunc, where *string) (res *Result, post bool, err error) {
+// prepareContained runs prepareHooks on a goroutine of its own.
+func (inv *Invocation) prepareContained(pre []*hook[PreExecuteFunc], guards []GuardFunc) (*Result, bool, error) {
+	p := &prepareRun{inv: inv, pre: pre, guards: guards}
+	if stop := contain.CallWith(p, (*prepareRun).run); stop != nil {
+		return nil, false, stopFailure(inv.exec.name, inv.where, stop)
+	}
+	return p.res, p.post, p.err
+}
+
+// prepareRun is one contained run of prepareHooks, with its inputs and results.
+type prepareRun struct {
+	inv    *Invocation
+	pre    []*hook[PreExecuteFunc]
+	guards []GuardFunc
+	res    *Result
+	post   bool
+	err    error
+}
+
+func (p *prepareRun) run() { p.res, p.post, p.err = p.inv.prepareHooks(p.pre, p.guards) }
+
+// prepareHooks is prepare's work; inv.where names the kind of code running, for a Goexit.
+func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []GuardFunc) (res *Result, post bool, err error) {
+	where := &inv.where
 	defer func() {
 		if p := recover(); p != nil {
 			res, post, err = nil, false, panicFailure(inv.exec.name, *where, p)
@@ -366,16 +385,27 @@ func (inv *Invocation) cancelled(res *Result) *Result {
 }
 
 // body is the innermost dispatch: fuse contexts, resolve the definition, run the body and
-// normalize its value or error (SPEC §4.3 step 2). It never panics, and it runs the body
+// normalize its value or error. It never panics, and it runs the body
 // and its output projections contained (package contain), so that a body calling
 // runtime.Goexit ends in a TOOL_PANIC result instead of ending the caller's goroutine.
-func (inv *Invocation) body(ctx context.Context) (res *Result) {
-	where := "the body"
-	if stop := contain.Call(func() { res = inv.bodyContained(ctx, &where) }); stop != nil {
-		return Fail(stopFailure(inv.exec.name, where, stop))
+func (inv *Invocation) body(ctx context.Context) *Result {
+	b := &bodyRun{inv: inv, ctx: ctx, where: "the body"}
+	if stop := contain.CallWith(b, (*bodyRun).run); stop != nil {
+		return Fail(stopFailure(inv.exec.name, b.where, stop))
 	}
-	return res
+	return b.res
 }
+
+// bodyRun is one contained run of a body: its inputs, what it is running (for a Goexit)
+// and its result.
+type bodyRun struct {
+	inv   *Invocation
+	ctx   context.Context
+	where string
+	res   *Result
+}
+
+func (b *bodyRun) run() { b.res = b.inv.bodyContained(b.ctx, &b.where) }
 
 // bodyContained is body's work; *where names the code running, for a Goexit.
 func (inv *Invocation) bodyContained(ctx context.Context, where *string) (res *Result) {
@@ -576,18 +606,33 @@ func (inv *Invocation) Finalize() *Result {
 	return inv.finish(inv.result)
 }
 
-// post runs the post-execute hooks and applies their decision (SPEC §4.4 steps 1–4). The
+// post runs the post-execute hooks and applies their decision. The
 // hooks run contained: a panic or runtime.Goexit in one is a TOOL_PANIC failure.
-func (inv *Invocation) post(res *Result) (out *Result) {
+func (inv *Invocation) post(res *Result) *Result {
 	hs := admitted(inv.r.hooks.Load().post, inv.exec.agent)
 	if len(hs) == 0 {
 		return inv.postHooks(res, nil)
 	}
-	if stop := contain.Call(func() { out = inv.postHooks(res, hs) }); stop != nil {
+	return inv.postContained(res, hs)
+}
+
+// postContained runs postHooks on a goroutine of its own.
+func (inv *Invocation) postContained(res *Result, hs []*hook[PostExecuteFunc]) *Result {
+	p := &postRun{inv: inv, res: res, hs: hs}
+	if stop := contain.CallWith(p, (*postRun).run); stop != nil {
 		return Fail(stopFailure(inv.exec.name, "a post-execute hook", stop))
 	}
-	return out
+	return p.out
 }
+
+// postRun is one contained run of postHooks, with its inputs and result.
+type postRun struct {
+	inv      *Invocation
+	res, out *Result
+	hs       []*hook[PostExecuteFunc]
+}
+
+func (p *postRun) run() { p.out = p.inv.postHooks(p.res, p.hs) }
 
 // postHooks is post's work.
 func (inv *Invocation) postHooks(res *Result, hs []*hook[PostExecuteFunc]) (out *Result) {
@@ -736,9 +781,15 @@ func (inv *Invocation) finish(res *Result) *Result {
 			out = materializeOr(&next, errNotSerializable)
 		}
 	}
-	// The listeners run contained, one goroutine for all of them: after a listener's
-	// runtime.Goexit, the next listener goes on in a new goroutine.
-	ls := admitted(inv.r.hooks.Load().result, inv.exec.agent)
+	if ls := admitted(inv.r.hooks.Load().result, inv.exec.agent); len(ls) > 0 {
+		inv.notify(ls, out)
+	}
+	return out
+}
+
+// notify runs the result listeners contained, one goroutine for all of them: after a
+// listener's runtime.Goexit, the next listener goes on in a new goroutine.
+func (inv *Invocation) notify(ls []*hook[ResultFunc], out *Result) {
 	for i := 0; i < len(ls); i++ {
 		stop := contain.Call(func() {
 			for ; i < len(ls); i++ {
@@ -751,7 +802,6 @@ func (inv *Invocation) finish(res *Result) *Result {
 			inv.r.logger.Warn(fmt.Sprintf("tool \"%s\" (%s): tools/result observer called runtime.Goexit", inv.exec.name, inv.exec.callID))
 		}
 	}
-	return out
 }
 
 // materializeOr materializes res, or, when res cannot be materialized, the generic failure

@@ -209,6 +209,7 @@ func TestCallArgumentLimits(t *testing.T) {
 		{"write", `{"file_path":"a.txt\u0000.sh","content":"x"}`},
 		{"read", `{"file_path":"main.go\u0000"}`},
 		{"grep", `{"pattern":"x","path":"src\u0000"}`},
+		{"bash", `{"command":"touch a.txt","description":"Create a file","workdir":"sub\u0000dir"}`},
 	} {
 		r := s.dsh(append([]string{"call", "--json"}, args...)...).want(t, 1)
 		res := callResults(t, r.stdout)[0]
@@ -259,4 +260,13 @@ func equalTrees(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// TestConfigShowsOpenProtected: "dsh config" shows the new keys with where they came from.
+func TestConfigShowsOpenProtected(t *testing.T) {
+	s := newSandbox(t)
+	s.env["DSH_MAX_ARG_BYTES"] = "2048"
+	r := s.dsh("config", "--open-protected", ".git/hooks").want(t, 0)
+	mustContain(t, "dsh config", r.stdout, "permissions.openProtected", `[".git/hooks"]`, "flag --open-protected",
+		"limits.maxArgBytes", "2048", "env DSH_MAX_ARG_BYTES")
 }

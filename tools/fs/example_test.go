@@ -135,3 +135,46 @@ func ExampleConfig_readOnlyRoots() {
 	// </content>
 	// Error: cannot write "<spill>/bash.txt": the path is in the read-only directory "<spill>"
 }
+
+// ExampleTools_Protected shows the protected paths: writes into .git are refused with
+// FS_PROTECTED_PATH unless the user opened that part of it.
+func ExampleTools_Protected() {
+	dir, err := os.MkdirTemp("", "workspace")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	dir, _ = filepath.EvalSymlinks(dir)
+	home := filepath.Join(dir, "home")
+
+	tools, err := fs.New(fs.Config{Root: dir, Home: home, OpenProtected: []string{".git/hooks"}})
+	if err != nil {
+		panic(err)
+	}
+	defer tools.Close()
+	for _, p := range tools.Protected() {
+		fmt.Println("protected:", strings.ReplaceAll(p, dir, "<root>"))
+	}
+	reg, err := tool.NewRegistry(tool.Config{})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := tools.Register(reg.Global()); err != nil {
+		panic(err)
+	}
+	for _, p := range []string{".git/config", ".git/hooks/pre-commit"} {
+		res := reg.Execute(context.Background(), tool.Input{CallID: p, Name: "write",
+			Args: tool.ParseArguments(`{"file_path":"` + p + `","content":"x\n"}`)})
+		if res.IsError {
+			fmt.Println(p, res.Error.Info.Code)
+		} else {
+			fmt.Println(p, "written")
+		}
+	}
+	// Output:
+	// protected: <root>/.git
+	// protected: <root>/.dsh
+	// protected: <root>/home
+	// .git/config FS_PROTECTED_PATH
+	// .git/hooks/pre-commit written
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -204,5 +205,12 @@ func TestProtectedConfigErrors(t *testing.T) {
 	_, err := New(Config{Root: t.TempDir(), OpenProtected: []string{""}})
 	if err == nil || err.Error() != "tools/fs: protect: an open path is empty" {
 		t.Errorf("New = %v", err)
+	}
+}
+
+func TestProtectedGuidance(t *testing.T) {
+	e, _ := protEnv(t, Config{})
+	if g := e.tools.Guidance()[1]; !strings.Contains(g, "The workspace's .git and .dsh directories (and dsh's own home) are read-only to write and edit") {
+		t.Errorf("write guidance = %q", g)
 	}
 }

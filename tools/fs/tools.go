@@ -143,6 +143,8 @@ func (t *Tools) Guidance() []string {
 		g[1] = "Use the write tool to create a file or to replace all of its content; prefer edit for changes to part of a file."
 		g[2] = "Use the edit tool for targeted changes to an existing text file: it replaces the literal old_string with new_string, which must occur exactly once unless replace_all is true; add surrounding text to make old_string unique."
 	}
+	// Protected paths: say so once, so the model does not retry what will always be refused.
+	g[1] += " The workspace's .git and .dsh directories (and dsh's own home) are read-only to write and edit; change them only if the user has opened them."
 	if len(t.ro) > 0 {
 		g[0] += " When a tool result says its full output was saved to a file, read that file with its absolute path; such files can be read but not written or edited."
 	}
