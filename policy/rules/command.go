@@ -40,6 +40,7 @@ type analysis struct {
 	// file or standard input run by a shell, source, a parse error.
 	unresolved string
 	parses     int
+	parsers    *sync.Pool // of *syntax.Parser; nil: a new parser for each string
 }
 
 // commandCache remembers the analyses of recent commands: the pre-execute hook and the
@@ -49,6 +50,7 @@ type analysis struct {
 type commandCache struct {
 	mu        sync.Mutex
 	cur, prev map[string]*analysis
+	parsers   sync.Pool // a parser is not safe for concurrent use; Rules is
 }
 
 const (
@@ -57,13 +59,17 @@ const (
 )
 
 func newCommandCache() *commandCache {
-	return &commandCache{cur: map[string]*analysis{}}
+	cc := &commandCache{cur: map[string]*analysis{}}
+	cc.parsers.New = func() any { return newParser() }
+	return cc
 }
+
+func newParser() *syntax.Parser { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }
 
 // analyse returns the analysis of cmd, from the cache when it is there.
 func (cc *commandCache) analyse(cmd string) *analysis {
 	if len(cmd) > cacheMaxLen {
-		return analyseCommand(cmd)
+		return analyseWith(cmd, &cc.parsers)
 	}
 	cc.mu.Lock()
 	a, ok := cc.cur[cmd]
@@ -76,7 +82,7 @@ func (cc *commandCache) analyse(cmd string) *analysis {
 	if ok {
 		return a
 	}
-	a = analyseCommand(cmd)
+	a = analyseWith(cmd, &cc.parsers)
 	cc.mu.Lock()
 	cc.put(cmd, a)
 	cc.mu.Unlock()
@@ -91,15 +97,13 @@ func (cc *commandCache) put(cmd string, a *analysis) {
 	cc.cur[cmd] = a
 }
 
-// parsers recycles shell parsers: a parser is not safe for concurrent use, Rules is.
-var parsers = sync.Pool{New: func() any {
-	return syntax.NewParser(syntax.Variant(syntax.LangBash))
-}}
-
 // analyseCommand parses a shell command line and returns every simple command it may run
 // (see the package documentation).
-func analyseCommand(cmd string) *analysis {
-	a := &analysis{}
+func analyseCommand(cmd string) *analysis { return analyseWith(cmd, nil) }
+
+// analyseWith is analyseCommand taking its parsers from pool (nil: new ones).
+func analyseWith(cmd string, pool *sync.Pool) *analysis {
+	a := &analysis{parsers: pool}
 	if stmts, ok := plainProgram(cmd); ok {
 		for _, st := range stmts {
 			a.command(st.words, st.redirs, st.redirect, 0)
@@ -256,9 +260,14 @@ func (a *analysis) parse(src string, depth int) {
 		return
 	}
 	a.parses++
-	p := parsers.Get().(*syntax.Parser)
+	var p *syntax.Parser
+	if a.parsers != nil {
+		p = a.parsers.Get().(*syntax.Parser)
+		defer a.parsers.Put(p)
+	} else {
+		p = newParser()
+	}
 	f, err := p.Parse(strings.NewReader(src), "")
-	parsers.Put(p)
 	if err != nil {
 		a.unresolvable("it does not parse as a shell command (%v)", err)
 		return
