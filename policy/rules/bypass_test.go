@@ -89,6 +89,8 @@ var rmBypasses = []string{
 	"echo $(( $(rm f1) + 1 ))",
 	"[[ -n $(rm f1) ]]",
 	"coproc rm f1",
+	"shopt -s expand_aliases\nalias x='rm'\nx f1",
+	"hash -p /bin/rm x; x f1",
 	"rm f1 'unterminated",
 	"rm f1; (",
 	"rm\tf1",
