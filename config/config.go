@@ -346,13 +346,18 @@ func looseness(key string, c *Config) (int, bool) {
 	case "maxParallelToolCalls":
 		return c.MaxParallelToolCalls, true
 	case "shell.sandbox":
-		return -sandboxStrictness[c.Shell.Sandbox], true
+		return -sandboxStrictness(c.Shell.Sandbox), true
 	}
 	return 0, false
 }
 
-// sandboxStrictness orders the shell.sandbox values from the weakest.
-var sandboxStrictness = map[string]int{SandboxNone: 0, SandboxBwrap: 2}
+// sandboxStrictness orders the shell.sandbox values from the weakest (none).
+func sandboxStrictness(sandbox string) int {
+	if sandbox == SandboxBwrap {
+		return 2
+	}
+	return 0
+}
 
 // Default returns the configuration with every key at its default. home is dsh's home
 // directory (the default sessions root is home/sessions).
