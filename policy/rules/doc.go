@@ -57,6 +57,9 @@
 // sh, bash, zsh, dash, ksh, mksh, ash, yash, posh and rbash -c, and of eval, which are
 // parsed in turn (up to 8 levels deep and 64 strings for one command).
 //
+// A pwsh command is read with the same grammar; what of PowerShell's syntax it cannot read
+// counts as unresolvable (below), which only makes the rules stricter.
+//
 // What cannot be resolved before the command runs is treated as possibly running anything:
 // a program name computed at run time ($(echo rm) x, $CMD x, `…`, a glob or brace
 // expansion such as /bin/r? or {rm,}, $'\x72m'), eval or sh -c of a computed string, a
