@@ -158,6 +158,17 @@ func TestUnresolvable(t *testing.T) {
 	}
 }
 
+// TestPwshCommands pins that a pwsh command is read with the shell grammar, and what of
+// PowerShell's syntax that cannot read counts as unresolvable.
+func TestPwshCommands(t *testing.T) {
+	cmd := func(c string) string { return fmt.Sprintf(`{"command":%q}`, c) }
+	runEval(t, rules.Config{Allow: []string{"pwsh(Get-ChildItem*)"}, Deny: []string{"pwsh(Remove-Item *)"}}, []evalCase{
+		{"pwsh", cmd("Get-ChildItem -Recurse"), "allow pwsh(Get-ChildItem*)"},
+		{"pwsh", cmd("Get-ChildItem; Remove-Item f1"), "deny pwsh(Remove-Item *)"},
+		{"pwsh", cmd("Get-ChildItem (Get-Location)"), "deny pwsh(Remove-Item *)"}, // not shell syntax
+	})
+}
+
 // TestAllowSeesEverything pins allow rules: every program the command runs, after
 // unwrapping, must be allowed, wherever it appears.
 func TestAllowSeesEverything(t *testing.T) {
