@@ -19,6 +19,10 @@ const (
 	maxParses = 64
 	// maxUnwrap bounds the wrappers unwrapped from one simple command (nice nohup env …).
 	maxUnwrap = 32
+	// maxOpeners bounds the "(", "{" and "`" of one shell string: the parser's recursion
+	// (and time) grows with how deeply they nest, and a command nesting deeper than a
+	// person ever writes could otherwise exhaust the stack.
+	maxOpeners = 2048
 )
 
 // piece is one form of one simple command the shell may run: the command as written, and
@@ -260,6 +264,10 @@ func (a *analysis) parse(src string, depth int) {
 		return
 	}
 	a.parses++
+	if n := strings.Count(src, "(") + strings.Count(src, "{") + strings.Count(src, "`"); n > maxOpeners {
+		a.unresolvable("it has more than %d of the characters ( { ` that nest", maxOpeners)
+		return
+	}
 	var p *syntax.Parser
 	if a.parsers != nil {
 		p = a.parsers.Get().(*syntax.Parser)

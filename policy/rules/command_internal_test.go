@@ -172,6 +172,17 @@ func TestNesting(t *testing.T) {
 	if a := analyseCommand(many); !strings.Contains(a.unresolved, "more than 64 shell strings") {
 		t.Fatalf("%d evals: %v", maxParses, a.unresolved)
 	}
+	// Deep nesting is refused before the parser recurses into it (1,000,000 "$(" would
+	// overflow the stack).
+	for _, unit := range []string{"$(", "(", "{ ", "`", "${x:-"} {
+		deep := "rm f1; " + strings.Repeat(unit, 500000)
+		if a := analyseCommand(deep); !strings.Contains(a.unresolved, "more than 2048 of the characters") {
+			t.Fatalf("%q × 500000: %v", unit, a.unresolved)
+		}
+	}
+	if a := analyseCommand(strings.Repeat("(", maxOpeners) + "ls" + strings.Repeat(")", maxOpeners)); a.unresolved != "" || len(a.pieces) != 1 {
+		t.Fatalf("%d nested subshells: %v", maxOpeners, forms(a))
+	}
 	wrap := strings.Repeat("nohup ", maxUnwrap) + "rm f1"
 	if a := analyseCommand(wrap); !strings.Contains(a.unresolved, "more than 32 wrapper commands") {
 		t.Fatalf("%d wrappers: %v", maxUnwrap, a.unresolved)
