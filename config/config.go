@@ -351,12 +351,16 @@ func looseness(key string, c *Config) (int, bool) {
 	return 0, false
 }
 
-// sandboxStrictness orders the shell.sandbox values from the weakest (none).
+// sandboxStrictness orders the shell.sandbox values: none is the weakest, bwrap the
+// strictest, and a value that sandboxes only where it can would sit between them.
 func sandboxStrictness(sandbox string) int {
-	if sandbox == SandboxBwrap {
+	switch sandbox {
+	case SandboxNone:
+		return 0
+	case SandboxBwrap:
 		return 2
 	}
-	return 0
+	return 1
 }
 
 // Default returns the configuration with every key at its default. home is dsh's home
