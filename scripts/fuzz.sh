@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 secs="${1:-20}"
 targets=(
 	"./policy/rules/ FuzzCommandDecision"
+	"./policy/rules/ FuzzPlainProgram"
 )
 for t in "${targets[@]}"; do
 	read -r pkg name <<<"$t"

@@ -89,6 +89,8 @@ var rmBypasses = []string{
 	"echo $(( $(rm f1) + 1 ))",
 	"[[ -n $(rm f1) ]]",
 	"coproc rm f1",
+	"shopt -s expand_aliases\nalias x='rm'\nx f1",
+	"hash -p /bin/rm x; x f1",
 	"rm f1 'unterminated",
 	"rm f1; (",
 	"rm\tf1",
@@ -154,6 +156,17 @@ func TestUnresolvable(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPwshCommands pins that a pwsh command is read with the shell grammar, and what of
+// PowerShell's syntax that cannot read counts as unresolvable.
+func TestPwshCommands(t *testing.T) {
+	cmd := func(c string) string { return fmt.Sprintf(`{"command":%q}`, c) }
+	runEval(t, rules.Config{Allow: []string{"pwsh(Get-ChildItem*)"}, Deny: []string{"pwsh(Remove-Item *)"}}, []evalCase{
+		{"pwsh", cmd("Get-ChildItem -Recurse"), "allow pwsh(Get-ChildItem*)"},
+		{"pwsh", cmd("Get-ChildItem; Remove-Item f1"), "deny pwsh(Remove-Item *)"},
+		{"pwsh", cmd("Get-ChildItem (Get-Location)"), "deny pwsh(Remove-Item *)"}, // not shell syntax
+	})
 }
 
 // TestAllowSeesEverything pins allow rules: every program the command runs, after

@@ -19,6 +19,10 @@ const (
 	maxParses = 64
 	// maxUnwrap bounds the wrappers unwrapped from one simple command (nice nohup env …).
 	maxUnwrap = 32
+	// maxOpeners bounds the "(", "{" and "`" of one shell string: the parser's recursion
+	// (and time) grows with how deeply they nest, and a command nesting deeper than a
+	// person ever writes could otherwise exhaust the stack.
+	maxOpeners = 2048
 )
 
 // piece is one form of one simple command the shell may run: the command as written, and
@@ -40,6 +44,7 @@ type analysis struct {
 	// file or standard input run by a shell, source, a parse error.
 	unresolved string
 	parses     int
+	parsers    *sync.Pool // of *syntax.Parser; nil: a new parser for each string
 }
 
 // commandCache remembers the analyses of recent commands: the pre-execute hook and the
@@ -49,6 +54,7 @@ type analysis struct {
 type commandCache struct {
 	mu        sync.Mutex
 	cur, prev map[string]*analysis
+	parsers   sync.Pool // a parser is not safe for concurrent use; Rules is
 }
 
 const (
@@ -57,13 +63,17 @@ const (
 )
 
 func newCommandCache() *commandCache {
-	return &commandCache{cur: map[string]*analysis{}}
+	cc := &commandCache{cur: map[string]*analysis{}}
+	cc.parsers.New = func() any { return newParser() }
+	return cc
 }
+
+func newParser() *syntax.Parser { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }
 
 // analyse returns the analysis of cmd, from the cache when it is there.
 func (cc *commandCache) analyse(cmd string) *analysis {
 	if len(cmd) > cacheMaxLen {
-		return analyseCommand(cmd)
+		return analyseWith(cmd, &cc.parsers)
 	}
 	cc.mu.Lock()
 	a, ok := cc.cur[cmd]
@@ -76,7 +86,7 @@ func (cc *commandCache) analyse(cmd string) *analysis {
 	if ok {
 		return a
 	}
-	a = analyseCommand(cmd)
+	a = analyseWith(cmd, &cc.parsers)
 	cc.mu.Lock()
 	cc.put(cmd, a)
 	cc.mu.Unlock()
@@ -91,17 +101,148 @@ func (cc *commandCache) put(cmd string, a *analysis) {
 	cc.cur[cmd] = a
 }
 
-// parsers recycles shell parsers: a parser is not safe for concurrent use, Rules is.
-var parsers = sync.Pool{New: func() any {
-	return syntax.NewParser(syntax.Variant(syntax.LangBash))
-}}
-
 // analyseCommand parses a shell command line and returns every simple command it may run
 // (see the package documentation).
-func analyseCommand(cmd string) *analysis {
-	a := &analysis{}
+func analyseCommand(cmd string) *analysis { return analyseWith(cmd, nil) }
+
+// analyseWith is analyseCommand taking its parsers from pool (nil: new ones).
+func analyseWith(cmd string, pool *sync.Pool) *analysis {
+	a := &analysis{parsers: pool}
+	if stmts, ok := plainProgram(cmd); ok {
+		for _, st := range stmts {
+			a.command(st.words, st.redirs, st.redirect, 0)
+		}
+		return a
+	}
 	a.parse(cmd, 0)
 	return a
+}
+
+// plainStmt is one simple command of a plain program.
+type plainStmt struct {
+	words    []word
+	redirs   string
+	redirect bool
+}
+
+// plainProgram reads the most common commands without the parser, exactly as the parser
+// would: simple commands of plain words (letters, digits and - _ . / , : = @ % + ^),
+// joined by ; & | && ||, with redirections > >> < >& <& to plain words (2>&1, >/dev/null).
+// It returns false for anything else — another character, a reserved word first, a
+// command without words, an operator out of place — and the parser reads that.
+func plainProgram(cmd string) ([]plainStmt, bool) {
+	var out []plainStmt
+	var cur plainStmt
+	var redirs []string
+	expectWord := false // an operator ended the last command: a command must follow
+	wordEnd := -1       // where the last word of the command ends in cmd
+	end := func() bool {
+		for len(cur.words) > 0 && isShellAssignment(cur.words[0].val) {
+			cur.words = cur.words[1:]
+		}
+		if len(cur.words) == 0 || reserved[cur.words[0].val] {
+			return false
+		}
+		cur.redirs = strings.Join(redirs, " ")
+		out = append(out, cur)
+		cur, redirs = plainStmt{}, nil
+		return true
+	}
+	i := 0
+	for i < len(cmd) {
+		c := cmd[i]
+		switch {
+		case c == ' ' || c == '\t':
+			i++
+		case c == ';' || c == '&' || c == '|':
+			op := cmd[i : i+1]
+			if i+1 < len(cmd) && (cmd[i+1] == c || c == '|' && cmd[i+1] == '&' || c == '&' && cmd[i+1] == '>') {
+				op = cmd[i : i+2]
+			}
+			if op == ";;" || op == "|&" || op == "&>" || !end() {
+				return nil, false
+			}
+			i += len(op)
+			expectWord = op != ";" && op != "&"
+		case c == '>' || c == '<':
+			op := cmd[i : i+1]
+			if i+1 < len(cmd) && (c == '>' && cmd[i+1] == '>' || cmd[i+1] == '&') {
+				op = cmd[i : i+2]
+			}
+			if i+len(op) < len(cmd) && strings.IndexByte("<>|", cmd[i+len(op)]) >= 0 {
+				return nil, false // <<, <<<, <>, >|, >>& and the like
+			}
+			// A word of digits right before the operator is the descriptor it redirects.
+			n := ""
+			if k := len(cur.words) - 1; k >= 0 && wordEnd == i && isDigits(cur.words[k].val) {
+				n, cur.words = cur.words[k].val, cur.words[:k]
+			}
+			i += len(op)
+			for i < len(cmd) && (cmd[i] == ' ' || cmd[i] == '\t') {
+				i++
+			}
+			j := i
+			for j < len(cmd) && isPlain(cmd[j]) {
+				j++
+			}
+			if j == i {
+				return nil, false
+			}
+			target := cmd[i:j]
+			i = j
+			r := n + op
+			if op == ">&" || op == "<&" {
+				r += target
+				if op == ">&" && target != "-" && target != "/dev/null" && !isDigits(target) {
+					cur.redirect = true
+				}
+			} else {
+				r += " " + target
+				if c == '>' && target != "/dev/null" {
+					cur.redirect = true
+				}
+			}
+			redirs = append(redirs, r)
+		case isPlain(c):
+			j := i
+			for j < len(cmd) && isPlain(cmd[j]) {
+				j++
+			}
+			cur.words = append(cur.words, word{raw: cmd[i:j], val: cmd[i:j], static: true})
+			expectWord = false
+			i, wordEnd = j, j
+		default:
+			return nil, false
+		}
+	}
+	if expectWord {
+		return nil, false // "a &&" asks for more input
+	}
+	if len(cur.words) > 0 || len(redirs) > 0 {
+		if !end() {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// isPlain reports whether c is a character with no meaning to the shell.
+func isPlain(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_./,:=@%+^", c) >= 0
+}
+
+// isShellAssignment reports whether a word is a shell assignment NAME=value or NAME+=value.
+func isShellAssignment(w string) bool {
+	return isAssignment(w) || isAssignment(strings.Replace(w, "+=", "=", 1))
+}
+
+// reserved are the words that, first in a command, make it something other than a simple
+// command (or a syntax error): the shell's reserved words and its declaration builtins.
+var reserved = map[string]bool{
+	"if": true, "then": true, "else": true, "elif": true, "fi": true, "case": true, "esac": true,
+	"for": true, "select": true, "while": true, "until": true, "do": true, "done": true, "in": true,
+	"function": true, "time": true, "coproc": true,
+	"declare": true, "local": true, "export": true, "readonly": true, "typeset": true, "nameref": true, "let": true,
 }
 
 // unresolvable records why the command cannot be resolved statically (the first reason
@@ -123,9 +264,18 @@ func (a *analysis) parse(src string, depth int) {
 		return
 	}
 	a.parses++
-	p := parsers.Get().(*syntax.Parser)
+	if n := strings.Count(src, "(") + strings.Count(src, "{") + strings.Count(src, "`"); n > maxOpeners {
+		a.unresolvable("it has more than %d of the characters ( { ` that nest", maxOpeners)
+		return
+	}
+	var p *syntax.Parser
+	if a.parsers != nil {
+		p = a.parsers.Get().(*syntax.Parser)
+		defer a.parsers.Put(p)
+	} else {
+		p = newParser()
+	}
 	f, err := p.Parse(strings.NewReader(src), "")
-	parsers.Put(p)
 	if err != nil {
 		a.unresolvable("it does not parse as a shell command (%v)", err)
 		return
@@ -190,6 +340,12 @@ type word struct {
 // wordOf reads a word of src.
 func wordOf(src string, w *syntax.Word) word {
 	out := word{raw: source(src, w), static: true}
+	if len(w.Parts) == 1 { // the common case: one literal, often with nothing to unescape
+		if lit, ok := w.Parts[0].(*syntax.Lit); ok {
+			out.val, out.static = unescape(lit.Value, false), !hasPattern(lit.Value)
+			return out
+		}
+	}
 	var b strings.Builder
 	for _, part := range w.Parts {
 		switch p := part.(type) {
@@ -261,7 +417,11 @@ func source(src string, n syntax.Node) string {
 	if start < 0 || end > len(src) || start > end {
 		return ""
 	}
-	return strings.ReplaceAll(src[start:end], "\\\n", "")
+	s := src[start:end]
+	if strings.Contains(s, "\\\n") {
+		s = strings.ReplaceAll(s, "\\\n", "")
+	}
+	return s
 }
 
 // redirections renders a statement's redirections as written, space-separated (here-document
@@ -402,22 +562,42 @@ func shellString(words []word) (string, bool) {
 
 // newPiece renders one form of a simple command.
 func newPiece(words []word, redirs string, redirect, open bool) piece {
-	raw := make([]string, len(words))
-	val := make([]string, len(words))
-	for i, w := range words {
-		raw[i], val[i] = w.raw, w.val
-	}
-	p := piece{
-		text:     joinSpace(normalizeSpace(strings.Join(raw, " ")), redirs),
-		unquoted: joinSpace(strings.Join(val, " "), redirs),
-		redirect: redirect,
-		open:     open,
+	p := piece{redirect: redirect, open: open}
+	p.text = render(words, func(w word) string { return w.raw }, "", redirs)
+	p.unquoted = render(words, func(w word) string { return w.val }, "", redirs)
+	if p.unquoted == p.text {
+		p.unquoted = p.text // share the string
 	}
 	if prog := words[0].val; words[0].static && strings.ContainsRune(prog, '/') {
-		val[0] = path.Base(prog)
-		p.base = joinSpace(strings.Join(val, " "), redirs)
+		p.base = render(words[1:], func(w word) string { return w.val }, path.Base(prog), redirs)
 	}
 	return p
+}
+
+// render joins first (when not empty), one text of each word and redirs with single spaces.
+func render(words []word, text func(word) string, first, redirs string) string {
+	n := len(first) + len(redirs) + len(words) + 1
+	for _, w := range words {
+		n += len(text(w))
+	}
+	var b strings.Builder
+	b.Grow(n)
+	if first != "" {
+		b.WriteString(first)
+	}
+	for _, w := range words {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(text(w))
+	}
+	if redirs != "" {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(redirs)
+	}
+	return b.String()
 }
 
 // normalizeSpace collapses runs of blanks outside quotes to one space and trims the ends:

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
 )
 
 // forms renders an analysis compactly: each piece as its unquoted text, marked "*" when it
@@ -135,6 +136,12 @@ func TestAnalyseCommand(t *testing.T) {
 		{"bash x.sh", []string{"bash x.sh", "? bash: it runs the script x.sh"}},
 		{"echo rm f1 | sh", []string{"echo rm f1 *", "sh", "? sh: it runs commands from its standard input"}},
 		{"sudo -s", []string{"sudo -s", "? sudo: without a command it starts a shell reading commands the rules cannot see"}},
+		{"alias x=rm", []string{"alias x=rm", "? alias: it makes a name run a command the rules cannot follow"}},
+		{"hash -p /bin/rm x", []string{"hash -p /bin/rm x", "? hash: it makes a name run a command the rules cannot follow"}},
+		{"enable -f ./x.so rm", []string{"enable -f ./x.so rm", "? enable: it makes a name run a command the rules cannot follow"}},
+		{"mapfile -C 'rm f1' -c 1 a", []string{"mapfile -C rm f1 -c 1 a", "? mapfile: it makes a name run a command the rules cannot follow"}},
+		{"alias", []string{"alias *"}},
+		{"hash -r", []string{"hash -r *"}},
 		{"timeout --unknown-with-value 5 rm", []string{"timeout --unknown-with-value 5 rm", "rm *"}},
 		{"nice -x rm f1", []string{"nice -x rm f1", "rm f1 *"}},
 		{"echo 'unterminated", []string{"? it does not parse as a shell command (1:6: reached EOF without closing quote `'`)"}},
@@ -161,9 +168,20 @@ func TestNesting(t *testing.T) {
 	if a := analyseCommand("eval " + shellQuote(cmd)); !strings.Contains(a.unresolved, "nested more than 8 deep") {
 		t.Fatalf("depth %d: %v", maxShellDepth+1, forms(a))
 	}
-	many := strings.Repeat("eval ls; ", maxParses)
+	many := strings.Repeat("eval ls; ", maxParses+1)
 	if a := analyseCommand(many); !strings.Contains(a.unresolved, "more than 64 shell strings") {
 		t.Fatalf("%d evals: %v", maxParses, a.unresolved)
+	}
+	// Deep nesting is refused before the parser recurses into it (1,000,000 "$(" would
+	// overflow the stack).
+	for _, unit := range []string{"$(", "(", "{ ", "`", "${x:-"} {
+		deep := "rm f1; " + strings.Repeat(unit, 500000)
+		if a := analyseCommand(deep); !strings.Contains(a.unresolved, "more than 2048 of the characters") {
+			t.Fatalf("%q × 500000: %v", unit, a.unresolved)
+		}
+	}
+	if a := analyseCommand(strings.Repeat("(", maxOpeners) + "ls" + strings.Repeat(")", maxOpeners)); a.unresolved != "" || len(a.pieces) != 1 {
+		t.Fatalf("%d nested subshells: %v", maxOpeners, forms(a))
 	}
 	wrap := strings.Repeat("nohup ", maxUnwrap) + "rm f1"
 	if a := analyseCommand(wrap); !strings.Contains(a.unresolved, "more than 32 wrapper commands") {
@@ -224,4 +242,62 @@ func TestCommandCache(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPlainProgramProperty checks the shortcut for plain commands against the parser: on
+// commands made of plain words (with a few that matter: wrappers, reserved words,
+// assignments), operators and redirections, both analyses are the same.
+func TestPlainProgramProperty(t *testing.T) {
+	token := rapid.OneOf(
+		rapid.StringMatching(`[a-zA-Z0-9_./,:=@%+^-]{1,6}`),
+		rapid.SampledFrom([]string{"rm", "/bin/rm", "env", "A=1", "A+=1", "1A=2", "nohup", "sudo", "-u", "timeout", "5", "xargs",
+			"bash", "-c", "eval", "if", "then", "time", "export", "let", "for", "in", "do", "done", "declare", "function", "=", "-",
+			"2", "1", "/dev/null", "f"}),
+		rapid.SampledFrom([]string{";", "&", "|", "&&", "||", ";;", "|&", "&>", ">", ">>", "<", ">&", "<&", "2>&1", ">/dev/null",
+			"<<", "<>", ">|", "2>", "&>>"}),
+	)
+	blank := rapid.SampledFrom([]string{"", " ", "  ", "\t", " \t "})
+	plain, all := 0, 0
+	rapid.Check(t, func(t *rapid.T) {
+		all++
+		toks := rapid.SliceOfN(token, 0, 8).Draw(t, "tokens")
+		var b strings.Builder
+		for _, tok := range toks {
+			b.WriteString(blank.Draw(t, "blank"))
+			b.WriteString(tok)
+		}
+		b.WriteString(blank.Draw(t, "blank"))
+		cmd := b.String()
+		if _, ok := plainProgram(cmd); !ok {
+			return
+		}
+		plain++
+		fast := analyseCommand(cmd)
+		slow := &analysis{}
+		slow.parse(cmd, 0)
+		if diff := cmp.Diff(forms(slow), forms(fast)); diff != "" {
+			t.Fatalf("%q: parser (-) and shortcut (+) differ:\n%s", cmd, diff)
+		}
+	})
+	if plain*5 < all {
+		t.Fatalf("only %d of %d generated commands took the shortcut: the property says little", plain, all)
+	}
+}
+
+// FuzzPlainProgram checks the shortcut against the parser on arbitrary text: whatever it
+// accepts, it reads exactly as the parser does.
+func FuzzPlainProgram(f *testing.F) {
+	for _, s := range []string{"git status --short", "cd src && go test ./... 2>&1 | tail -20", "a 2>f", "a2>f", "A=1 b >/dev/null", "a; b & c || d", "a &&", "if x", "a >&2", "a>&f", "a <&0 <in"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		if _, ok := plainProgram(cmd); !ok {
+			return
+		}
+		slow := &analysis{}
+		slow.parse(cmd, 0)
+		if diff := cmp.Diff(forms(slow), forms(analyseCommand(cmd))); diff != "" {
+			t.Fatalf("%q: parser (-) and shortcut (+) differ:\n%s", cmd, diff)
+		}
+	})
 }

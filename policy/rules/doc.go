@@ -57,11 +57,15 @@
 // sh, bash, zsh, dash, ksh, mksh, ash, yash, posh and rbash -c, and of eval, which are
 // parsed in turn (up to 8 levels deep and 64 strings for one command).
 //
+// A pwsh command is read with the same grammar; what of PowerShell's syntax it cannot read
+// counts as unresolvable (below), which only makes the rules stricter.
+//
 // What cannot be resolved before the command runs is treated as possibly running anything:
 // a program name computed at run time ($(echo rm) x, $CMD x, `…`, a glob or brace
 // expansion such as /bin/r? or {rm,}, $'\x72m'), eval or sh -c of a computed string, a
 // wrapper argument computed at run time, source or . of a file, a shell running a script
-// file or its standard input (… | sh), and a command that does not parse. For such a
+// file or its standard input (… | sh), alias NAME=…, hash -p, enable -f and mapfile -C
+// (they make a name run something else), and a command that does not parse. For such a
 // command every deny and ask command pattern of the tool counts as matching (the reason
 // says what could not be resolved), and allow never does.
 //

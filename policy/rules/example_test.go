@@ -3,6 +3,7 @@ package rules_test
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/dsh-go/dsh/policy/rules"
 	"github.com/dsh-go/dsh/tool"
@@ -62,4 +63,37 @@ func ExampleRules_Evaluate() {
 	// read deny read(**/.env)
 	// write allow write(src/**)
 	// write none
+}
+
+// Command rules see every program a shell command runs, through wrappers and shell strings;
+// a command whose program is computed when it runs counts as matching every deny rule.
+func ExampleRules_Evaluate_commands() {
+	r, err := rules.New(rules.Config{
+		Allow:     []string{"bash(git status)", "bash(go test *)"},
+		Deny:      []string{"bash(rm *)"},
+		Workspace: "/work/project",
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, cmd := range []string{
+		"timeout 60 go test ./...",
+		"env rm -rf build",
+		`bash -c "eval 'rm f1'"`,
+		"echo f1 | xargs rm",
+		"git status; rm f1",
+		"git status $(touch x)",
+		"$(echo rm) f1",
+	} {
+		v := r.Evaluate("bash", tool.ParseArguments(fmt.Sprintf(`{"command":%q}`, cmd)))
+		fmt.Println(strings.TrimSpace(fmt.Sprintf("%-26s %s %s", cmd, v.Kind, v.Unresolved)))
+	}
+	// Output:
+	// timeout 60 go test ./...   allow
+	// env rm -rf build           deny
+	// bash -c "eval 'rm f1'"     deny
+	// echo f1 | xargs rm         deny
+	// git status; rm f1          deny
+	// git status $(touch x)      none
+	// $(echo rm) f1              deny the program $(echo rm) is computed at run time
 }

@@ -125,7 +125,8 @@ func (v Verdict) Reason(name string) string {
 	return s
 }
 
-// Rules is a compiled rule set. It is immutable and safe for concurrent use.
+// Rules is a compiled rule set. Its rules never change; it remembers the analyses of
+// recent commands, and is safe for concurrent use.
 type Rules struct {
 	c         compiled
 	workspace string

@@ -100,6 +100,19 @@ func unwrap(name string, args []word) ([]word, runs, string) {
 		return nil, runsUnknown, "it runs the commands of a file"
 	case name == "trap":
 		return trapArgs(args)
+	case name == "alias" || name == "hash" || name == "enable" || name == "mapfile" || name == "readarray":
+		// alias NAME=…, hash -p PATH NAME, enable -f FILE NAME and mapfile -C COMMAND make
+		// later words run something the rules cannot follow.
+		for _, a := range args {
+			if !a.static {
+				return nil, runsUnknown, computed(a)
+			}
+			if name == "alias" && strings.Contains(a.val, "=") || name != "alias" && len(a.val) > 1 && a.val[0] == '-' &&
+				strings.ContainsAny(a.val[1:], map[string]string{"hash": "p", "enable": "f", "mapfile": "C", "readarray": "C"}[name]) {
+				return nil, runsUnknown, "it makes a name run a command the rules cannot follow"
+			}
+		}
+		return nil, runsNothing, ""
 	case name == "find":
 		for _, w := range args {
 			if w.static && isExec(w.val) {
