@@ -211,7 +211,7 @@ func NewRunner(cfg Config) (*Runner, error) {
 			fmt.Fprintln(os.Stderr, msg)
 		}
 	}
-	if err := subreaperOnce(); err != nil {
+	if err := becomeSubreaper(); err != nil {
 		return nil, fmt.Errorf("shell: cannot become a child subreaper: %w", err)
 	}
 	// The guard starts before the runner's cgroup exists, so that whenever this process
