@@ -57,10 +57,8 @@ func startTime(pid int) uint64 {
 	return e.start
 }
 
-// subreaperOnce makes the process a child subreaper at most once.
-var subreaperOnce = sync.OnceValue(func() error {
-	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-})
+// becomeSubreaper makes this process a child subreaper. It is idempotent.
+func becomeSubreaper() error { return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) }
 
 // procEntry is one process of the process table.
 type procEntry struct {
@@ -98,19 +96,6 @@ func parseStatFull(data []byte) (procEntry, bool) {
 		e.start, _ = strconv.ParseUint(string(f[19]), 10, 64)
 	}
 	return e, true
-}
-
-// parseStat extracts the state and process group from /proc/<pid>/stat.
-func parseStat(data []byte) (state byte, pgrp string, ok bool) {
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, "", false
-	}
-	f := bytes.Fields(data[i+1:])
-	if len(f) < 3 || len(f[0]) != 1 {
-		return 0, "", false
-	}
-	return f[0][0], string(f[2]), true
 }
 
 // readProc returns the process table. ok is false when /proc cannot be read.
@@ -288,6 +273,13 @@ func (f *family) stillMember(pid int) bool {
 // reap collects the exit status of the command's zombies that were re-parented to this
 // process. The command's own process is left to os/exec.
 func (f *family) reap() {
+	// Peek (WNOWAIT) whether this process has an unreaped child at all: usually it has
+	// none, and the scan of the process table is skipped.
+	// (Linux leaves the siginfo zeroed when no child is waiting, SIGCHLD in it otherwise.)
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); err != nil || info.Signo == 0 {
+		return
+	}
 	_, zombies, _ := f.members()
 	for _, pid := range zombies {
 		var ws unix.WaitStatus

@@ -195,3 +195,32 @@ func atoi(t testing.TB, s string) int {
 	}
 	return n
 }
+
+// liveMembers scans /proc for a process of group pgid that is not a zombie. ok is false
+// when /proc cannot be read.
+func liveMembers(pgid int) (live, ok bool) {
+	entries, ok := readProc()
+	if !ok {
+		return false, false
+	}
+	for _, e := range entries {
+		if e.pgrp == pgid && e.live() {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// parseStat extracts the state and process group from /proc/<pid>/stat, independently of
+// parseStatFull (which the fuzz test checks against it).
+func parseStat(data []byte) (state byte, pgrp string, ok bool) {
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, "", false
+	}
+	f := bytes.Fields(data[i+1:])
+	if len(f) < 3 || len(f[0]) != 1 {
+		return 0, "", false
+	}
+	return f[0][0], string(f[2]), true
+}

@@ -63,21 +63,6 @@ func (g *group) markGone() {
 	}
 }
 
-// liveMembers scans /proc for a process of group pgid that is not a zombie. ok is false
-// when /proc cannot be read.
-func liveMembers(pgid int) (live, ok bool) {
-	entries, ok := readProc()
-	if !ok {
-		return false, false
-	}
-	for _, e := range entries {
-		if e.pgrp == pgid && e.live() {
-			return true, true
-		}
-	}
-	return false, true
-}
-
 // process is one running command in its own process group, with captured output.
 type process struct {
 	cmd    *exec.Cmd

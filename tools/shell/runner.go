@@ -146,7 +146,9 @@ type Runner struct {
 // NewRunner validates cfg and returns a runner. With Sandbox "bwrap" or "auto" it checks
 // once that bubblewrap is installed and works. It makes this process a child subreaper
 // (PR_SET_CHILD_SUBREAPER), so that descendants of commands whose parents exit are
-// re-parented to it and can be stopped and reaped when their command ends.
+// re-parented to it and can be stopped and reaped when their command ends; it starts the
+// runner's guard process and, where cgroup v2 is writable, creates the runner's cgroup.
+// Close releases both.
 func NewRunner(cfg Config) (*Runner, error) {
 	if cfg.Root == "" {
 		return nil, errors.New("shell: Config.Root (the workspace root) is required")
@@ -209,7 +211,7 @@ func NewRunner(cfg Config) (*Runner, error) {
 			fmt.Fprintln(os.Stderr, msg)
 		}
 	}
-	if err := subreaperOnce(); err != nil {
+	if err := becomeSubreaper(); err != nil {
 		return nil, fmt.Errorf("shell: cannot become a child subreaper: %w", err)
 	}
 	// The guard starts before the runner's cgroup exists, so that whenever this process
