@@ -21,7 +21,9 @@
 // (permissions.allow), start processes (mcp.servers), turn the shell sandbox off
 // (shell.sandbox) or choose where dsh writes (sessions.root, spill.dir): setting one there
 // is an error naming the file and line. It may tighten policy (permissions.ask,
-// permissions.deny) and tune the agent (model, mode, limits, reminder, toolOrder).
+// permissions.deny) and tune the agent (model, mode, limits, reminder, toolOrder). The
+// Code Mode budgets (codeMode.*) it may lower but not raise above what the user's file (or
+// the default) gives.
 //
 // # Files
 //
@@ -40,6 +42,7 @@
 //	reminder: {thresholds: [3, 5, 8], include: [], exclude: [], argumentsPreviewChars: 500}
 //	spill: {maxInlineBytes: 50000, dir: ""}
 //	shell: {sandbox: none}               # none | bwrap
+//	codeMode: {computeMs: 60000, wallMs: 600000, maxOutputBytes: 67108864, heapMiB: 512}
 //	mcp: {servers: {NAME: {command, args, env, cwd, url, headers, …}}}   # see package mcp
 //
 // Unknown keys are errors naming the file and line, as are values of the wrong type and
@@ -107,6 +110,8 @@ type Config struct {
 	Shell Shell
 	// MCP declares the MCP servers to mount (keys "mcp.servers.NAME").
 	MCP mcp.Config
+	// CodeMode holds the budgets of each run_code program (keys "codeMode.*").
+	CodeMode CodeMode
 
 	sources map[string]Source
 }
@@ -124,6 +129,34 @@ type Shell struct {
 	// Sandbox is "none" or "bwrap" (key "shell.sandbox").
 	Sandbox string
 }
+
+// CodeMode holds the budgets every run_code program runs under, whichever backend runs it.
+type CodeMode struct {
+	// ComputeMs is the busy time a program may use, in milliseconds (key
+	// "codeMode.computeMs"); waiting for tool calls and timers is not busy.
+	ComputeMs int
+	// WallMs is the wall-clock ceiling of a program, in milliseconds (key "codeMode.wallMs").
+	WallMs int
+	// MaxOutputBytes caps the JSON bytes of what a program prints plus what it returns (key
+	// "codeMode.maxOutputBytes").
+	MaxOutputBytes int
+	// HeapMiB is the heap a program may use, in MiB (key "codeMode.heapMiB").
+	HeapMiB int
+}
+
+// Bounds of the Code Mode budgets: a value outside them is a configuration error.
+const (
+	// MaxCodeModeMs is the largest computeMs and wallMs (about 24.8 days).
+	MaxCodeModeMs = 1<<31 - 1
+	// MinCodeModeOutputBytes is the smallest maxOutputBytes: an empty log plus an empty string.
+	MinCodeModeOutputBytes = 4
+	// MaxCodeModeOutputBytes is the largest maxOutputBytes (2 GiB - 1).
+	MaxCodeModeOutputBytes = 1<<31 - 1
+	// MinCodeModeHeapMiB is the smallest heapMiB: below it the QuickJS worker cannot start.
+	MinCodeModeHeapMiB = 8
+	// MaxCodeModeHeapMiB is the largest heapMiB (1 TiB).
+	MaxCodeModeHeapMiB = 1 << 20
+)
 
 // Sandbox values.
 const (
@@ -239,10 +272,14 @@ var fields = []field{
 	{"spill.maxInlineBytes", kindPolicy, "DSH_SPILL_MAX_INLINE_BYTES"},
 	{"spill.dir", kindPath, "DSH_SPILL_DIR"},
 	{"shell.sandbox", kindString, "DSH_SHELL_SANDBOX"},
+	{"codeMode.computeMs", kindInt, "DSH_CODE_MODE_COMPUTE_MS"},
+	{"codeMode.wallMs", kindInt, "DSH_CODE_MODE_WALL_MS"},
+	{"codeMode.maxOutputBytes", kindInt, "DSH_CODE_MODE_MAX_OUTPUT_BYTES"},
+	{"codeMode.heapMiB", kindInt, "DSH_CODE_MODE_HEAP_MIB"},
 }
 
 // sections are the keys whose values are mappings of further keys.
-var sections = []string{"sessions", "permissions", "reminder", "spill", "shell", "mcp"}
+var sections = []string{"sessions", "permissions", "reminder", "spill", "shell", "mcp", "codeMode"}
 
 // serversKey is the mapping of MCP server declarations by name.
 const serversKey = "mcp.servers"
@@ -301,9 +338,77 @@ func Default(home string) *Config {
 		Reminder:             reminder.DefaultConfig(),
 		Spill:                spill.DefaultConfig(),
 		Shell:                Shell{Sandbox: SandboxNone},
+		CodeMode:             DefaultCodeMode(),
 		MCP:                  mcp.Config{Servers: map[string]mcp.ServerConfig{}},
 		sources:              map[string]Source{},
 	}
+}
+
+// DefaultCodeMode returns the default Code Mode budgets: a minute of busy time, ten minutes
+// of wall-clock time, 64 MiB of output and a 512 MiB heap.
+func DefaultCodeMode() CodeMode {
+	return CodeMode{ComputeMs: 60000, WallMs: 600000, MaxOutputBytes: 64 << 20, HeapMiB: 512}
+}
+
+// codeModeBudget returns the address of the budget key names, with its bounds.
+func (c *Config) codeModeBudget(key string) (p *int, lo, hi int, ok bool) {
+	switch key {
+	case "codeMode.computeMs":
+		return &c.CodeMode.ComputeMs, 1, MaxCodeModeMs, true
+	case "codeMode.wallMs":
+		return &c.CodeMode.WallMs, 1, MaxCodeModeMs, true
+	case "codeMode.maxOutputBytes":
+		return &c.CodeMode.MaxOutputBytes, MinCodeModeOutputBytes, MaxCodeModeOutputBytes, true
+	case "codeMode.heapMiB":
+		return &c.CodeMode.HeapMiB, MinCodeModeHeapMiB, MaxCodeModeHeapMiB, true
+	}
+	return nil, 0, 0, false
+}
+
+// budgetValue reads a Code Mode budget: an integer within [lo, hi].
+func budgetValue(key string, v value, lo, hi int) (int, error) {
+	bad := fmt.Errorf("%s must be an integer from %d to %d", key, lo, hi)
+	text := v.text
+	if v.node != nil {
+		if v.node.Kind != yaml.ScalarNode || v.node.Tag != "!!int" {
+			return 0, fmt.Errorf("%s, got %q", bad, v.node.Value)
+		}
+		text = v.node.Value
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(text), 0, 64)
+	if err != nil || n < int64(lo) || n > int64(hi) {
+		return 0, fmt.Errorf("%s, got %q", bad, strings.TrimSpace(text))
+	}
+	return int(n), nil
+}
+
+// tightenOnly checks a Code Mode budget a project's file sets: it may lower the budget the
+// user's file (or the default) gives, not raise it, since a cloned repository must not
+// grant its programs more time or memory than the user allows. A value that does not parse
+// is left for apply to report.
+func (l *layers) tightenOnly(path string, line int, key string, v value) error {
+	c := Default("")
+	p, lo, hi, ok := c.codeModeBudget(key)
+	if !ok {
+		return nil
+	}
+	n, err := budgetValue(key, v, lo, hi)
+	if err != nil {
+		return nil
+	}
+	limit, from := *p, "the default"
+	if prev, set := l.values[key]; set {
+		m, err := budgetValue(key, prev, lo, hi)
+		if err != nil {
+			return nil
+		}
+		limit, from = m, prev.src.String()
+	}
+	if n > limit {
+		return fmt.Errorf("%s:%d: %q in a project's .dsh/config.yaml may lower the budget but not raise it: %d is above %d (%s); raise it in the user configuration, the environment or a flag",
+			path, line, key, n, limit, from)
+	}
+	return nil
 }
 
 // Load reads the configuration layers (see the package documentation) and returns the
@@ -474,6 +579,11 @@ func (l *layers) walk(path string, m *yaml.Node, prefix string) error {
 			if isNull(v) {
 				continue
 			}
+			if l.project {
+				if err := l.tightenOnly(path, k.Line, key, value{node: v, src: src}); err != nil {
+					return err
+				}
+			}
 			l.values[key] = value{node: v, src: src, dir: dir}
 		}
 	}
@@ -612,6 +722,14 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 func (c *Config) set(f field, v value, userHome string) error {
 	switch f.kind {
 	case kindInt:
+		if p, lo, hi, ok := c.codeModeBudget(f.key); ok {
+			n, err := budgetValue(f.key, v, lo, hi)
+			if err != nil {
+				return err
+			}
+			*p = n
+			return nil
+		}
 		n, err := positiveInt(f.key, v)
 		if err != nil {
 			return err
@@ -917,6 +1035,10 @@ func (c *Config) Entries() []Entry {
 		"spill.maxInlineBytes":           strconv.Itoa(c.Spill.MaxInlineBytes),
 		"spill.dir":                      c.Spill.Dir,
 		"shell.sandbox":                  c.Shell.Sandbox,
+		"codeMode.computeMs":             strconv.Itoa(c.CodeMode.ComputeMs),
+		"codeMode.wallMs":                strconv.Itoa(c.CodeMode.WallMs),
+		"codeMode.maxOutputBytes":        strconv.Itoa(c.CodeMode.MaxOutputBytes),
+		"codeMode.heapMiB":               strconv.Itoa(c.CodeMode.HeapMiB),
 	}
 	var out []Entry
 	for _, f := range fields {

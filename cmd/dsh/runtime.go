@@ -125,7 +125,7 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 	}
 	// Code Mode: TypeScript programs run in a fresh worker process (this binary in its
 	// hidden mode); with codeRuntime: starlark, Python-flavoured programs run in Starlark.
-	js, err := newCodeRuntime(c.CodeRuntime)
+	js, err := newCodeRuntime(c.CodeRuntime, c.CodeMode)
 	if err != nil {
 		return nil, fmt.Errorf("code runtime: %w", err)
 	}
@@ -293,13 +293,16 @@ func workspaceDir(dir string) (string, error) {
 	return ws, nil
 }
 
-// newCodeRuntime returns the Code Mode backend the configuration names.
-func newCodeRuntime(name string) (coderuntime.Runtime, error) {
+// newCodeRuntime returns the Code Mode backend the configuration names, under the
+// configured budgets.
+func newCodeRuntime(name string, b config.CodeMode) (coderuntime.Runtime, error) {
 	switch name {
 	case "", config.CodeRuntimeQuickJS:
-		return quickjs.New(quickjs.Config{})
+		return quickjs.New(quickjs.Config{ComputeMs: float64(b.ComputeMs), MaxWallMs: float64(b.WallMs),
+			MaxOutputBytes: int64(b.MaxOutputBytes), MaxHeapMB: float64(b.HeapMiB)})
 	case config.CodeRuntimeStarlark:
-		return starlark.New(starlark.Config{})
+		return starlark.New(starlark.Config{ComputeMs: float64(b.ComputeMs), MaxWallMs: float64(b.WallMs),
+			MaxOutputBytes: int64(b.MaxOutputBytes), MaxHeapMB: float64(b.HeapMiB)})
 	default:
 		return nil, fmt.Errorf("unknown code runtime %q (want %q or %q)", name, config.CodeRuntimeQuickJS, config.CodeRuntimeStarlark)
 	}
