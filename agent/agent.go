@@ -67,6 +67,10 @@ type Config struct {
 	// temperature (nil leaves it to the server).
 	MaxTokens   int
 	Temperature *float64
+	// Attachments reads the images the session's content references (a session's
+	// attachment store, e.g. session.FileLog.Attachments), so that the model receives the
+	// images themselves. Nil means the model sees image blocks as text notes only.
+	Attachments llm.AttachmentReader
 
 	// Observer receives the turn's progress as it happens.
 	Observer Observer
