@@ -28,7 +28,9 @@ func TestProjectContentImages(t *testing.T) {
 	img := pngOf(t, 3, 2)
 	b64 := base64.StdEncoding.EncodeToString(img)
 	id := session.AttachmentID(img)
-	note := func(mt, why string) content.Block { return content.Text("[image unavailable: " + mt + "; " + why + "]") }
+	note := func(mt, why string) content.Block {
+		return content.Text("[image unavailable: " + mt + "; " + why + "]")
+	}
 	tests := []struct {
 		name  string
 		json  string
