@@ -128,8 +128,9 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 			prompter = approval.ForStdio(e.stdin, f)
 		}
 	}
+	attachments := flog.Attachments()
 	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ar.workspace, Mode: mode, Config: c.Config, Log: log, Prompter: prompter, Session: id,
-		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr})
+		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr, Attachments: attachments, ImageRefusal: imageRefusal(ar.model)})
 	if err != nil {
 		return err
 	}
@@ -161,6 +162,7 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 		MaxParallelToolCalls: c.MaxParallelToolCalls,
 		MaxSteps:             c.MaxSteps,
 		MaxTokens:            ar.maxTokens,
+		Attachments:          attachments,
 		Observer:             obs,
 	})
 	if err != nil {
@@ -194,4 +196,14 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 		return fmt.Errorf("the turn did not complete: %s", describeEnd(res.Reason))
 	}
 	return nil
+}
+
+// imageRefusal says why read_image should refuse for model, or "" when the model can see
+// images: reading one for a model that takes text only would fill the session with images
+// it never sees.
+func imageRefusal(model llm.Model) string {
+	if m, ok := model.(interface{ AcceptsImages() bool }); ok && !m.AcceptsImages() {
+		return fmt.Sprintf("model %q does not accept image input; switch to a model that does to read images", model.Name())
+	}
+	return ""
 }

@@ -58,6 +58,12 @@ type runtimeConfig struct {
 	// so that a resumed session can still read what it spilled; "" gives the runtime a
 	// private spill directory of its own.
 	Session string
+	// Attachments stores the images tools read (read_image, MCP image results) so the
+	// model receives them: the session's attachment store. Nil gives the runtime an
+	// in-memory store that lasts as long as it does.
+	Attachments session.Attachments
+	// ImageRefusal, when set, is why read_image refuses: the model takes no image input.
+	ImageRefusal string
 }
 
 // runtime is the registry with the built-in tools and policies installed, and what to undo
@@ -114,7 +120,11 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 	rt.spillDir = spillDir
 	rt.undos = append(rt.undos, func() { os.Remove(spillDir) }) // only when nothing was spilled
 	// Tools.
-	if err := add(fs.Install(reg, fs.Config{Root: ws, ReadOnlyRoots: []string{spillDir}})); err != nil {
+	images := cfg.Attachments
+	if images == nil {
+		images = session.NewMemoryAttachments()
+	}
+	if err := add(fs.Install(reg, fs.Config{Root: ws, ReadOnlyRoots: []string{spillDir}, Images: images, ImageRefusal: cfg.ImageRefusal})); err != nil {
 		return nil, fmt.Errorf("file tools: %w", err)
 	}
 	if err := add(search.Install(reg, search.Config{Root: ws, SpillDir: spillDir})); err != nil {
@@ -184,7 +194,7 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 			fmt.Fprintf(cfg.Stderr, "dsh: %s\n", rt.mcpSkipped)
 		}
 	default:
-		host, err := mcp.Install(ctx, reg, c.MCP, mcp.Options{})
+		host, err := mcp.Install(ctx, reg, c.MCP, mcp.Options{Images: images})
 		if err != nil {
 			return nil, fmt.Errorf("MCP servers: %w", err)
 		}
