@@ -3,8 +3,10 @@ package fs
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"hash/crc32"
 	"image"
 	"image/gif"
 	"image/jpeg"
@@ -219,6 +221,8 @@ func TestReadImageErrors(t *testing.T) {
 			frags: []string{"is not a PNG/JPEG/WebP/GIF image"}},
 		{name: "damaged image", setup: func(e *env) { e.put("d.png", string(png[:30])) }, path: "d.png",
 			frags: []string{"the image/png image does not decode"}},
+		{name: "too many pixels", setup: func(e *env) { e.put("huge.png", string(pngHeader(10000, 6000))) }, path: "huge.png", code: CodeTooLarge,
+			frags: []string{"the image (10000x6000) exceeds the 50000000-pixel decoded-size limit"}},
 		{name: "refused for the model", cfg: Config{ImageRefusal: `model "deepseek-chat" takes no image input`}, setup: func(e *env) { e.put("ok.png", string(png)) },
 			path: "ok.png", frags: []string{`cannot read "ok.png" as an image: model "deepseek-chat" takes no image input`}},
 	}
@@ -301,4 +305,16 @@ func TestReadImageConcurrent(t *testing.T) {
 	if n := store.count(); n != 4 {
 		t.Fatalf("store holds %d images, want 4", n)
 	}
+}
+
+// pngHeader returns the signature and IHDR chunk of a w×h 8-bit grayscale PNG: what
+// DecodeConfig reads. The pixel data is missing, so only a check before decoding passes.
+func pngHeader(w, h uint32) []byte {
+	ihdr := binary.BigEndian.AppendUint32(nil, w)
+	ihdr = binary.BigEndian.AppendUint32(ihdr, h)
+	ihdr = append(ihdr, 8, 0, 0, 0, 0) // depth 8, grayscale, deflate, filter 0, no interlace
+	chunk := append([]byte("IHDR"), ihdr...)
+	out := append([]byte("\x89PNG\r\n\x1a\n"), binary.BigEndian.AppendUint32(nil, uint32(len(ihdr)))...)
+	out = append(out, chunk...)
+	return binary.BigEndian.AppendUint32(out, crc32.ChecksumIEEE(chunk))
 }
