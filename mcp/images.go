@@ -101,6 +101,9 @@ func admitImage(b *jsonv.Object, images ImageStore) (*content.ImageRef, error) {
 	if err != nil {
 		return nil, fmt.Errorf("its data is not a %s image", declared)
 	}
+	if cfg.Width <= 0 || cfg.Height <= 0 {
+		return nil, fmt.Errorf("the image has no pixels (%dx%d)", cfg.Width, cfg.Height)
+	}
 	mt := strings.ToLower(declared)
 	id, err := images.PutAttachment(mt, data)
 	if err != nil {

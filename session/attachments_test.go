@@ -155,3 +155,24 @@ func TestFileLogAttachmentsLiveBesideTheLog(t *testing.T) {
 		t.Fatalf("dir = %s, want %s", got, want)
 	}
 }
+
+// FuzzAttachmentID: an id from an untrusted log never panics the store; an accepted id is
+// exactly "sha256:" and 64 lower-case hex digits.
+func FuzzAttachmentID(f *testing.F) {
+	for _, s := range []string{"", "sha256:", AttachmentID(pngBytes), "sha256:" + strings.Repeat("A", 64), "sha256:../../etc/passwd", "sha256:" + strings.Repeat("0", 63) + "/"} {
+		f.Add(s)
+	}
+	dir := OpenAttachments(f.TempDir())
+	mem := NewMemoryAttachments()
+	f.Fuzz(func(t *testing.T, id string) {
+		digest, err := parseAttachmentID(id)
+		if err == nil && (id != "sha256:"+digest || len(digest) != 64 || strings.Trim(digest, "0123456789abcdef") != "") {
+			t.Fatalf("accepted %q", id)
+		}
+		for _, s := range []Attachments{dir, mem} {
+			if _, _, rerr := s.ReadAttachment(id); rerr == nil || (err == nil) != errors.Is(rerr, ErrAttachmentNotFound) {
+				t.Fatalf("read %q: %v (parse: %v)", id, rerr, err)
+			}
+		}
+	})
+}

@@ -318,3 +318,25 @@ func pngHeader(w, h uint32) []byte {
 	out = append(out, chunk...)
 	return binary.BigEndian.AppendUint32(out, crc32.ChecksumIEEE(chunk))
 }
+
+// FuzzPrepareImage feeds untrusted bytes to the image preparation under each declared
+// type: it never panics, and what it accepts is of a supported type, within the longest
+// side, and kept byte for byte unless downscaled.
+func FuzzPrepareImage(f *testing.F) {
+	for _, seed := range [][]byte{pngHeader(3, 2), []byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;"), []byte("\xff\xd8\xff\xe0"), []byte("RIFF\x00\x00\x00\x00WEBPVP8 "), {}} {
+		f.Add(seed, uint8(0))
+	}
+	declared := []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
+	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
+		img, err := prepareImage("f", declared[int(which)%len(declared)], data, 64)
+		if err != nil {
+			return
+		}
+		if img.width <= 0 || img.height <= 0 || max(img.width, img.height) > 64 || sniffImage(img.data) != img.mediaType {
+			t.Fatalf("accepted %dx%d %s", img.width, img.height, img.mediaType)
+		}
+		if img.original == nil && !bytes.Equal(img.data, data) {
+			t.Fatal("an image within the cap was changed")
+		}
+	})
+}
