@@ -99,7 +99,7 @@ func admitImage(b *jsonv.Object, images ImageStore) (*content.ImageRef, error) {
 	}
 	cfg, err := decodeConfig(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("its data is not a %s image", declared)
+		return nil, fmt.Errorf("its data is not an image of type %s", declared)
 	}
 	if cfg.Width <= 0 || cfg.Height <= 0 {
 		return nil, fmt.Errorf("the image has no pixels (%dx%d)", cfg.Width, cfg.Height)

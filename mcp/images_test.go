@@ -48,7 +48,7 @@ func TestProjectContentImages(t *testing.T) {
 		{name: "data that is not base64", store: true, json: `[{"type":"image","mimeType":"image/png","data":"%%%"}]`,
 			want: []content.Block{note("image/png", "its data is not base64 image bytes")}},
 		{name: "data of another type", store: true, json: `[{"type":"text","text":"a"},{"type":"image","mimeType":"image/jpeg","data":"` + b64 + `"}]`,
-			want: []content.Block{content.Text("a\n[image unavailable: image/jpeg; its data is not a image/jpeg image]")}},
+			want: []content.Block{content.Text("a\n[image unavailable: image/jpeg; its data is not an image of type image/jpeg]")}},
 		{name: "no data", store: true, json: `[{"type":"image","mimeType":"image/png"}]`,
 			want: []content.Block{note("image/png", "its data is not base64 image bytes")}},
 		{name: "nothing", store: true, json: `[]`, want: content.Texts("(raw returned no model-visible content)")},

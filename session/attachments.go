@@ -81,9 +81,9 @@ func checkAttachment(mediaType string, data []byte) error {
 	}
 	if got := SniffImage(data); got != mediaType {
 		if got == "" {
-			return fmt.Errorf("attachment: the bytes are not a %s image", mediaType)
+			return fmt.Errorf("attachment: the bytes are not an image of type %s", mediaType)
 		}
-		return fmt.Errorf("attachment: the bytes are a %s image, not the declared %s", got, mediaType)
+		return fmt.Errorf("attachment: the bytes are %s, not the declared %s", got, mediaType)
 	}
 	return nil
 }

@@ -61,8 +61,8 @@ func TestAttachmentsErrors(t *testing.T) {
 				want      string
 			}{
 				{"image/bmp", []byte("BM"), `attachment: unsupported media type "image/bmp"`},
-				{MediaPNG, jpegBytes, "attachment: the bytes are a image/jpeg image, not the declared image/png"},
-				{MediaPNG, []byte("text"), "attachment: the bytes are not a image/png image"},
+				{MediaPNG, jpegBytes, "attachment: the bytes are image/jpeg, not the declared image/png"},
+				{MediaPNG, []byte("text"), "attachment: the bytes are not an image of type image/png"},
 				{MediaPNG, append(bytes.Clone(pngBytes), make([]byte, MaxAttachmentBytes)...), "is more than the 67108864-byte limit"},
 			} {
 				if _, err := store.PutAttachment(tc.mediaType, tc.data); err == nil || !strings.Contains(err.Error(), tc.want) {
