@@ -152,8 +152,8 @@ const (
 	MinCodeModeOutputBytes = 4
 	// MaxCodeModeOutputBytes is the largest maxOutputBytes (2 GiB - 1).
 	MaxCodeModeOutputBytes = 1<<31 - 1
-	// MinCodeModeHeapMiB is the smallest heapMiB: below it the QuickJS worker cannot start.
-	MinCodeModeHeapMiB = 8
+	// MinCodeModeHeapMiB is the smallest heapMiB.
+	MinCodeModeHeapMiB = 1
 	// MaxCodeModeHeapMiB is the largest heapMiB (1 TiB).
 	MaxCodeModeHeapMiB = 1 << 20
 )

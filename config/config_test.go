@@ -276,10 +276,10 @@ func TestErrors(t *testing.T) {
 		{name: "compute fraction", user: "codeMode: {computeMs: 1.5}\n", locator: "1", want: `codeMode.computeMs must be an integer from 1 to 2147483647, got "1.5"`},
 		{name: "output tiny", user: "codeMode: {maxOutputBytes: 3}\n", locator: "1", want: `codeMode.maxOutputBytes must be an integer from 4 to 2147483647, got "3"`},
 		{name: "output string", user: "codeMode: {maxOutputBytes: lots}\n", locator: "1", want: `codeMode.maxOutputBytes must be an integer from 4 to 2147483647, got "lots"`},
-		{name: "heap tiny", user: "codeMode: {heapMiB: 1}\n", locator: "1", want: `codeMode.heapMiB must be an integer from 8 to 1048576, got "1"`},
-		{name: "heap absurd", user: "codeMode: {heapMiB: 1048577}\n", locator: "1", want: `codeMode.heapMiB must be an integer from 8 to 1048576, got "1048577"`},
+		{name: "heap zero", user: "codeMode: {heapMiB: 0}\n", locator: "1", want: `codeMode.heapMiB must be an integer from 1 to 1048576, got "0"`},
+		{name: "heap absurd", user: "codeMode: {heapMiB: 1048577}\n", locator: "1", want: `codeMode.heapMiB must be an integer from 1 to 1048576, got "1048577"`},
 		{name: "unknown codeMode", user: "codeMode: {heapMb: 8}\n", locator: "1", want: `unknown key "codeMode.heapMb" (known keys here: codeMode.computeMs, codeMode.wallMs, codeMode.maxOutputBytes, codeMode.heapMiB)`},
-		{name: "env budget", env: env{"DSH_CODE_MODE_HEAP_MIB": "0"}, locator: "env", want: `environment variable DSH_CODE_MODE_HEAP_MIB: codeMode.heapMiB must be an integer from 8 to 1048576, got "0"`},
+		{name: "env budget", env: env{"DSH_CODE_MODE_HEAP_MIB": "0"}, locator: "env", want: `environment variable DSH_CODE_MODE_HEAP_MIB: codeMode.heapMiB must be an integer from 1 to 1048576, got "0"`},
 		{name: "flag budget", flags: []Setting{{Key: "codeMode.wallMs", Value: "-1"}}, locator: "flag", want: `flag --codeMode.wallMs: codeMode.wallMs must be an integer from 1 to 2147483647, got "-1"`},
 		{name: "flag pool", flags: []Setting{{Key: "maxParallelToolCalls", Value: "-2", Flag: "--parallel"}}, locator: "flag", want: "flag --parallel: maxParallelToolCalls must be a positive integer"},
 	} {
@@ -439,7 +439,7 @@ func TestProjectFileCannotRaiseCodeModeBudgets(t *testing.T) {
 		{name: "above the user's", user: "codeMode:\n  heapMiB: 256\n", project: "codeMode: {heapMiB: 512}\n", want: `:1: "codeMode.heapMiB" in a project's .dsh/config.yaml may lower the budget but not raise it: 512 is above 256 (%USER%:2)`},
 		{name: "wall", project: "codeMode: {wallMs: 2147483647}\n", want: `"codeMode.wallMs" in a project's .dsh/config.yaml may lower the budget but not raise it: 2147483647 is above 600000 (the default)`},
 		{name: "output", project: "codeMode: {maxOutputBytes: 67108865}\n", want: `"codeMode.maxOutputBytes" in a project's .dsh/config.yaml may lower the budget but not raise it`},
-		{name: "invalid stays invalid", project: "codeMode: {heapMiB: 0}\n", want: `:1: codeMode.heapMiB must be an integer from 8 to 1048576, got "0"`},
+		{name: "invalid stays invalid", project: "codeMode: {heapMiB: 0}\n", want: `:1: codeMode.heapMiB must be an integer from 1 to 1048576, got "0"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := setup(t, tc.user, tc.project, env{})
