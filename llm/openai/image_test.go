@@ -2,6 +2,7 @@ package openai
 
 import (
 	"encoding/base64"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,5 +76,53 @@ func TestRequestBodyImages(t *testing.T) {
 	}
 	if _, err := New(Config{BaseURL: "http://localhost:1/v1", ImageInput: "yes"}); err == nil || !strings.Contains(err.Error(), `image input "yes" must be "on", "off" or empty (auto)`) {
 		t.Fatalf("bad ImageInput: %v", err)
+	}
+}
+
+// TestRequestImageBudget: the newest images are sent up to the request's budget of images
+// and bytes; older ones become notes.
+func TestRequestImageBudget(t *testing.T) {
+	store := session.NewMemoryAttachments()
+	var msgs []content.Message
+	var urls []string
+	for i := range 3 {
+		data := []byte("\x89PNG\r\n\x1a\n" + strings.Repeat("x", i)) // 8, 9, 10 bytes
+		id, err := store.PutAttachment(session.MediaPNG, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		urls = append(urls, "data:image/png;base64,"+base64.StdEncoding.EncodeToString(data))
+		msgs = append(msgs, content.Message{Role: content.RoleUser, Content: []content.Block{
+			{Type: content.TypeImage, Image: &content.ImageRef{AttachmentID: id, MediaType: "image/png", Bytes: int64(len(data)), Width: 1, Height: 1}}}})
+	}
+	for _, tc := range []struct {
+		name    string
+		cfg     Config
+		sent    []string
+		omitted int
+	}{
+		{"the default budget sends all", Config{}, urls, 0},
+		{"two images", Config{MaxRequestImages: 2}, urls[1:], 1},
+		{"eighteen bytes", Config{MaxRequestImageBytes: 18}, urls[2:], 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.BaseURL = "http://localhost:1/v1"
+			m, err := New(tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := m.requestBody(llm.Request{Messages: msgs, Attachments: store})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, u := range urls {
+				if want := slices.Contains(tc.sent, u); strings.Contains(string(body), u+`"`) != want {
+					t.Errorf("image %.40s sent = %v, want %v", u, !want, want)
+				}
+			}
+			if got := strings.Count(string(body), "left out of this request: the newer images use up its budget"); got != tc.omitted {
+				t.Errorf("%d notes, want %d: %s", got, tc.omitted, body)
+			}
+		})
 	}
 }

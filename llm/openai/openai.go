@@ -91,7 +91,18 @@ type Config struct {
 	// endpoint. With image input, the image blocks of a request whose Attachments can read
 	// them are sent as image_url parts with data URLs; without it, as text notes.
 	ImageInput ImageInput
+	// MaxRequestImages and MaxRequestImageBytes bound the images one request carries: the
+	// newest images of the conversation are sent up to these (DefaultMaxRequestImages and
+	// DefaultMaxRequestImageBytes when zero), older ones are replaced by a note.
+	MaxRequestImages     int
+	MaxRequestImageBytes int64
 }
+
+// Defaults of the request image budget.
+const (
+	DefaultMaxRequestImages     = 20
+	DefaultMaxRequestImageBytes = 32 << 20
+)
 
 // ImageInput says whether a model accepts image input.
 type ImageInput string
@@ -165,6 +176,12 @@ func New(cfg Config) (*Model, error) {
 	}
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.MaxRequestImages <= 0 {
+		cfg.MaxRequestImages = DefaultMaxRequestImages
+	}
+	if cfg.MaxRequestImageBytes <= 0 {
+		cfg.MaxRequestImageBytes = DefaultMaxRequestImageBytes
 	}
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = DefaultUserAgent

@@ -87,7 +87,7 @@ type wireImageURL struct {
 func (m *Model) requestBody(req llm.Request) ([]byte, error) {
 	w := wireRequest{
 		Model:         m.cfg.Model,
-		Messages:      wireMessages(req, !m.cfg.OmitReasoning, m.images),
+		Messages:      wireMessages(req, !m.cfg.OmitReasoning, m.imageBudget(req)),
 		MaxTokens:     req.MaxTokens,
 		Temperature:   req.Temperature,
 		Stream:        true,
@@ -149,9 +149,9 @@ func schemaJSON(p any) (json.RawMessage, error) {
 //     that called them;
 //   - with images (the model accepts them and req.Attachments is set), the images of the
 //     tool results, which a tool message cannot carry, follow in that user message as
-//     image_url parts, and a user message's own images are parts in place.
-func wireMessages(req llm.Request, sendReasoning, images bool) []wireMessage {
-	images = images && req.Attachments != nil
+//     image_url parts, and a user message's own images are parts in place; images past
+//     the request's image budget (the oldest first) are left out with a note.
+func wireMessages(req llm.Request, sendReasoning bool, images *imageBudget) []wireMessage {
 	out := make([]wireMessage, 0, len(req.Messages)+1)
 	if req.System != "" {
 		out = append(out, wireMessage{Role: "system", Content: textContent(req.System)})
@@ -161,7 +161,7 @@ func wireMessages(req llm.Request, sendReasoning, images bool) []wireMessage {
 		case content.RoleAssistant:
 			out = append(out, assistantMessage(msg, sendReasoning))
 		case content.RoleSystem:
-			out = append(out, wireMessage{Role: "system", Content: textContent(renderText(msg.Content, false))})
+			out = append(out, wireMessage{Role: "system", Content: textContent(renderText(msg.Content, nil))})
 		default:
 			rest := make([]content.Block, 0, len(msg.Content))
 			var resultImages []content.Block
@@ -176,11 +176,9 @@ func wireMessages(req llm.Request, sendReasoning, images bool) []wireMessage {
 				if text == "" {
 					text = noOutput
 				}
-				if images {
-					for _, c := range b.Content {
-						if c.Type == content.TypeImage && c.Image != nil {
-							resultImages = append(resultImages, c)
-						}
+				for _, c := range b.Content {
+					if isImage(c) && images.send(c.Image) {
+						resultImages = append(resultImages, c)
 					}
 				}
 				out = append(out, wireMessage{Role: "tool", ToolCallID: b.ToolCallID, Content: textContent(text)})
@@ -203,8 +201,8 @@ const resultImagesIntro = "The images attached to the tool results above, in ord
 // userContent is the content of a user message: its text (see renderText) when it has no
 // image to send, else text and image_url parts in block order. An image whose bytes cannot
 // be read is a text part saying so, so one lost file does not fail the whole request.
-func userContent(blocks []content.Block, images bool, att llm.AttachmentReader) wireContent {
-	if !images || !slices.ContainsFunc(blocks, isImage) {
+func userContent(blocks []content.Block, images *imageBudget, att llm.AttachmentReader) wireContent {
+	if !slices.ContainsFunc(blocks, func(b content.Block) bool { return isImage(b) && images.send(b.Image) }) {
 		return textContent(renderText(blocks, images))
 	}
 	var parts []wirePart
@@ -217,7 +215,7 @@ func userContent(blocks []content.Block, images bool, att llm.AttachmentReader) 
 		}
 	}
 	for _, b := range blocks {
-		if !isImage(b) {
+		if !isImage(b) || !images.send(b.Image) {
 			text.WriteString(renderText([]content.Block{b}, images))
 			continue
 		}
@@ -266,18 +264,66 @@ func assistantMessage(msg content.Message, sendReasoning bool) wireMessage {
 
 // renderText is the text of a user message or tool result: its text blocks joined, any
 // other block rendered as "[<type> content]". When images are sent, an image block is
-// "[image: <media type>, <w>x<h> px, attached]" instead (userContent sends the image).
-func renderText(blocks []content.Block, images bool) string {
+// "[image: <media type>, <w>x<h> px, attached]" instead (userContent sends the image), or
+// says it was left out when it is past the request's image budget.
+func renderText(blocks []content.Block, images *imageBudget) string {
 	var sb strings.Builder
 	for _, b := range blocks {
 		switch {
 		case b.Type == content.TypeText:
 			sb.WriteString(b.Text)
-		case images && isImage(b):
+		case images != nil && isImage(b) && images.send(b.Image):
 			fmt.Fprintf(&sb, "[image: %s, %dx%d px, attached]", b.Image.MediaType, b.Image.Width, b.Image.Height)
+		case images != nil && isImage(b):
+			fmt.Fprintf(&sb, "[image: %s, %dx%d px, left out of this request: the newer images use up its budget of %d images and %d bytes]",
+				b.Image.MediaType, b.Image.Width, b.Image.Height, images.maxImages, images.maxBytes)
 		default:
 			sb.WriteString("[" + b.Type + " content]")
 		}
 	}
 	return sb.String()
+}
+
+// imageBudget decides which image blocks of a request are sent: the newest ones, up to a
+// number of images and of bytes, so that a long session full of images does not grow past
+// what the server accepts. A nil budget sends none.
+type imageBudget struct {
+	maxImages int
+	maxBytes  int64
+	sent      map[*content.ImageRef]bool
+}
+
+// imageBudget returns the budget of req, or nil when the model is sent no images.
+func (m *Model) imageBudget(req llm.Request) *imageBudget {
+	if !m.images || req.Attachments == nil {
+		return nil
+	}
+	b := &imageBudget{maxImages: m.cfg.MaxRequestImages, maxBytes: m.cfg.MaxRequestImageBytes, sent: map[*content.ImageRef]bool{}}
+	var refs []*content.ImageRef // in request order
+	for _, msg := range req.Messages {
+		for _, blk := range msg.Content {
+			if isImage(blk) {
+				refs = append(refs, blk.Image)
+			}
+			for _, c := range blk.Content {
+				if isImage(c) {
+					refs = append(refs, c.Image)
+				}
+			}
+		}
+	}
+	var total int64
+	for i := len(refs) - 1; i >= 0 && len(b.sent) < b.maxImages; i-- {
+		if total+refs[i].Bytes > b.maxBytes {
+			break
+		}
+		total += refs[i].Bytes
+		b.sent[refs[i]] = true
+	}
+	return b
+}
+
+// send reports whether the image is sent.
+func (b *imageBudget) send(ref *content.ImageRef) bool {
+	return b != nil && b.sent[ref]
 }
