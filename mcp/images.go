@@ -24,6 +24,12 @@ type ImageStore interface {
 	PutAttachment(mediaType string, data []byte) (id string, err error)
 }
 
+// ImageReader reads a stored attachment by id; session.Attachments is one. A Server uses
+// it to send image results to its clients.
+type ImageReader interface {
+	ReadAttachment(id string) (mediaType string, data []byte, err error)
+}
+
 // maxImageBytes bounds one decoded image an MCP server may hand the model (20 MiB).
 const maxImageBytes = 20 << 20
 

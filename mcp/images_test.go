@@ -13,6 +13,8 @@ import (
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tool"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func pngOf(t *testing.T, w, h int) []byte {
@@ -106,5 +108,45 @@ func TestServerEverythingImages(t *testing.T) {
 	}
 	if !strings.HasPrefix(ref.AttachmentID, "sha256:") {
 		t.Fatalf("id = %q", ref.AttachmentID)
+	}
+}
+
+// TestServerSendsImages: with an image reader, a served tool's image result reaches the
+// MCP client as an image; an attachment that cannot be read is described.
+func TestServerSendsImages(t *testing.T) {
+	f := newFixture(t)
+	store := session.NewMemoryAttachments()
+	img := pngOf(t, 2, 2)
+	id, err := store.PutAttachment(session.MediaPNG, img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := session.AttachmentID([]byte("gone"))
+	if _, err := f.reg.Register(&tool.Definition{
+		Name: "pic", Parameters: map[string]any{"type": "object"},
+		Output: tool.Output{Schema: map[string]any{}, Render: func(_, _ any) ([]content.Block, error) {
+			return []content.Block{content.Text("a picture:"),
+				{Type: content.TypeImage, Image: &content.ImageRef{AttachmentID: id, MediaType: "image/png"}},
+				{Type: content.TypeImage, Image: &content.ImageRef{AttachmentID: missing, MediaType: "image/png"}}}, nil
+		}},
+		Execute: func(context.Context, *tool.Call) (any, error) { return "x", nil },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s := mcp.NewServer(f.reg, mcp.ServerOptions{Images: store})
+	defer s.Close()
+	cs := connectInMemory(t, s, nil)
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "pic"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Content) != 3 {
+		t.Fatalf("content = %#v", res.Content)
+	}
+	if ic, ok := res.Content[1].(*sdk.ImageContent); !ok || ic.MIMEType != "image/png" || !bytes.Equal(ic.Data, img) {
+		t.Fatalf("image = %#v", res.Content[1])
+	}
+	if tc, ok := res.Content[2].(*sdk.TextContent); !ok || !strings.Contains(tc.Text, "[image attachment "+missing+" (image/png) unavailable: ") {
+		t.Fatalf("missing image = %#v", res.Content[2])
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -73,6 +74,11 @@ func TestMCPServeStdio(t *testing.T) {
 	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"bash","arguments":{"command":"rm -rf x","description":"d"}}}`)
 	b, _ = json.Marshal(recv(4))
 	mustContain(t, "denied call", string(b), `denied by permission rule \"bash(rm *)\"`, `"isError":true`)
+	// An image a served tool reads reaches the client as an MCP image.
+	pic := writePNG(t, filepath.Join(s.ws, "pic.png"), 3, 3)
+	send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read_image","arguments":{"file_path":"pic.png"}}}`)
+	b, _ = json.Marshal(recv(5))
+	mustContain(t, "read_image call", string(b), `"type":"image"`, `"mimeType":"image/png"`, `"data":"`+base64.StdEncoding.EncodeToString(pic)+`"`)
 	inW.Close()
 	select {
 	case code := <-done:

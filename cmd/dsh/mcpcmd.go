@@ -57,7 +57,8 @@ func runMCPServe(ctx context.Context, e *env, args []string) error {
 	scope := rt.reg.NewScope("mcp client", nil)
 	defer scope.Close()
 	srv := mcp.NewServer(rt.reg, mcp.ServerOptions{
-		Scope: scope,
+		Scope:  scope,
+		Images: rt.images,
 		OnSession: func(context.Context, mcp.SessionInfo) (*mcp.Session, error) {
 			return &mcp.Session{Agent: scope}, nil
 		},

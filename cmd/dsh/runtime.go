@@ -76,7 +76,8 @@ type runtime struct {
 	// mcpSkipped says why the configured MCP servers were not mounted ("" when they were,
 	// or none are configured).
 	mcpSkipped string
-	spillDir   string // where the tools save full outputs; read may open it
+	spillDir   string              // where the tools save full outputs; read may open it
+	images     session.Attachments // the images tools read (read_image, MCP results)
 	undos      []func()
 }
 
@@ -124,6 +125,7 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 	if images == nil {
 		images = session.NewMemoryAttachments()
 	}
+	rt.images = images
 	if err := add(fs.Install(reg, fs.Config{Root: ws, ReadOnlyRoots: []string{spillDir}, Images: images, ImageRefusal: cfg.ImageRefusal})); err != nil {
 		return nil, fmt.Errorf("file tools: %w", err)
 	}
