@@ -76,7 +76,6 @@ func TestCodeModeBudgetsFromConfig(t *testing.T) {
 				}
 				args, _ := json.Marshal(map[string]string{"code": code, "description": "Pass a budget"})
 				r := s.dsh("call", "--json", "--mode", "code", "run_code", string(args)).want(t, 1)
-				// The default budgets would have let every one of these programs run on.
 				var res struct {
 					IsError bool `json:"isError"`
 					Error   struct {
