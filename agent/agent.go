@@ -67,6 +67,10 @@ type Config struct {
 	// temperature (nil leaves it to the server).
 	MaxTokens   int
 	Temperature *float64
+	// Attachments reads the images the session's content references (a session's
+	// attachment store, e.g. session.FileLog.Attachments), so that the model receives the
+	// images themselves. Nil means the model sees image blocks as text notes only.
+	Attachments llm.AttachmentReader
 
 	// Observer receives the turn's progress as it happens.
 	Observer Observer
@@ -208,14 +212,18 @@ func New(cfg Config) (*Agent, error) {
 }
 
 // Resume reopens the stored session id (store.Resume closes a crash-interrupted turn with
-// recovery results) and returns an agent continuing it with cfg; cfg.Log is ignored.
-// Agent.Close closes the log.
+// recovery results) and returns an agent continuing it with cfg; cfg.Log is ignored, and
+// a nil cfg.Attachments is the session's attachment store, so the images of its history
+// are sent again. Agent.Close closes the log.
 func Resume(ctx context.Context, store *session.Store, id string, cfg Config) (*Agent, error) {
 	log, err := store.Resume(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Log = log
+	if cfg.Attachments == nil {
+		cfg.Attachments = log.Attachments()
+	}
 	a, err := New(cfg)
 	if err != nil {
 		return nil, errors.Join(err, log.Close())

@@ -262,6 +262,7 @@ func (t *turnRun) stepBody(step int, claimed []content.Message, asm assembly) (s
 		Tools:       asm.tools,
 		MaxTokens:   a.cfg.MaxTokens,
 		Temperature: a.cfg.Temperature,
+		Attachments: a.cfg.Attachments,
 	}
 	resp, err := llm.Collect(t.observe(a.model.Stream(t.ctx, req)))
 	if err != nil {

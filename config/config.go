@@ -28,8 +28,8 @@
 //   - permissions.deny and permissions.ask: entries are added after the user's, never
 //     removing or reordering them (an empty list adds nothing);
 //   - permissions.allow is refused: allowing is the user's decision;
-//   - maxSteps, maxParallelToolCalls, limits.maxArgBytes, shell.maxProcesses and
-//     shell.maxMemoryMiB may be lowered, not raised above the value of the layers before (the user's file, else the
+//   - maxSteps, maxParallelToolCalls, limits.maxArgBytes, shell.maxProcesses,
+//     shell.maxMemoryMiB and the Code Mode budgets (codeMode.*) may be lowered, not raised above the value of the layers before (the user's file, else the
 //     default);
 //   - shell.sandbox may be made stricter (none < auto < bwrap), never weaker;
 //   - baseUrl, apiKeyEnv and web.baseUrl (they would redirect the API key), mcp.servers (it starts
@@ -65,6 +65,7 @@
 //	spill: {maxInlineBytes: 50000, dir: ""}
 //	redact: {enabled: true}              # secrets and control bytes kept from the model (user-only)
 //	shell: {sandbox: auto, maxProcesses: 4096, maxMemoryMiB: 8192}   # auto | bwrap | none
+//	codeMode: {computeMs: 60000, wallMs: 600000, maxOutputBytes: 67108864, heapMiB: 512}
 //	mcp: {servers: {NAME: {command, args, env, cwd, url, headers, …}}}   # see package mcp
 //
 // Unknown keys are errors naming the file and line, as are values of the wrong type and
@@ -160,6 +161,8 @@ type Config struct {
 	Home string
 	// MCP declares the MCP servers to mount (keys "mcp.servers.NAME").
 	MCP mcp.Config
+	// CodeMode holds the budgets of each run_code program (keys "codeMode.*").
+	CodeMode CodeMode
 
 	sources map[string]Source
 	items   map[string][]Item // the permission lists' entries with their sources
@@ -198,6 +201,34 @@ type Limits struct {
 	// "limits.maxArgBytes"; see tool.Config.MaxArgBytes).
 	MaxArgBytes int
 }
+
+// CodeMode holds the budgets every run_code program runs under, whichever backend runs it.
+type CodeMode struct {
+	// ComputeMs is the busy time a program may use, in milliseconds (key
+	// "codeMode.computeMs"); waiting for tool calls and timers is not busy.
+	ComputeMs int
+	// WallMs is the wall-clock ceiling of a program, in milliseconds (key "codeMode.wallMs").
+	WallMs int
+	// MaxOutputBytes caps the JSON bytes of what a program prints plus what it returns (key
+	// "codeMode.maxOutputBytes").
+	MaxOutputBytes int
+	// HeapMiB is the heap a program may use, in MiB (key "codeMode.heapMiB").
+	HeapMiB int
+}
+
+// Bounds of the Code Mode budgets: a value outside them is a configuration error.
+const (
+	// MaxCodeModeMs is the largest computeMs and wallMs (about 24.8 days).
+	MaxCodeModeMs = 1<<31 - 1
+	// MinCodeModeOutputBytes is the smallest maxOutputBytes: an empty log plus an empty string.
+	MinCodeModeOutputBytes = 4
+	// MaxCodeModeOutputBytes is the largest maxOutputBytes (2 GiB - 1).
+	MaxCodeModeOutputBytes = 1<<31 - 1
+	// MinCodeModeHeapMiB is the smallest heapMiB.
+	MinCodeModeHeapMiB = 1
+	// MaxCodeModeHeapMiB is the largest heapMiB (1 TiB).
+	MaxCodeModeHeapMiB = 1 << 20
+)
 
 // Sandbox values.
 const (
@@ -357,10 +388,14 @@ var fields = []field{
 	{"pricing.offPeakFactor", kindPolicy, ""},
 	{"pricing.webRequest", kindPolicy, ""},
 	{"pricing.holidays", kindPolicy, ""},
+	{"codeMode.computeMs", kindInt, "DSH_CODE_MODE_COMPUTE_MS"},
+	{"codeMode.wallMs", kindInt, "DSH_CODE_MODE_WALL_MS"},
+	{"codeMode.maxOutputBytes", kindInt, "DSH_CODE_MODE_MAX_OUTPUT_BYTES"},
+	{"codeMode.heapMiB", kindInt, "DSH_CODE_MODE_HEAP_MIB"},
 }
 
 // sections are the keys whose values are mappings of further keys.
-var sections = []string{"sessions", "permissions", "reminder", "spill", "redact", "shell", "mcp", "limits", "web", "pricing"}
+var sections = []string{"sessions", "permissions", "reminder", "spill", "redact", "shell", "mcp", "limits", "web", "pricing", "codeMode"}
 
 // serversKey is the mapping of MCP server declarations by name.
 const serversKey = "mcp.servers"
@@ -431,6 +466,14 @@ func looseness(key string, c *Config) (int, bool) {
 		return c.Shell.MaxMemoryMiB, true
 	case "limits.maxArgBytes":
 		return c.Limits.MaxArgBytes, true
+	case "codeMode.computeMs":
+		return c.CodeMode.ComputeMs, true
+	case "codeMode.wallMs":
+		return c.CodeMode.WallMs, true
+	case "codeMode.maxOutputBytes":
+		return c.CodeMode.MaxOutputBytes, true
+	case "codeMode.heapMiB":
+		return c.CodeMode.HeapMiB, true
 	}
 	return 0, false
 }
@@ -457,11 +500,50 @@ func Default(home string) *Config {
 		OpenProtected:        []string{},
 		Limits:               Limits{MaxArgBytes: tool.DefaultMaxArgBytes},
 		Pricing:              pricing.Default(),
+		CodeMode:             DefaultCodeMode(),
 		MCP:                  mcp.Config{Servers: map[string]mcp.ServerConfig{}},
 		Home:                 home,
 		sources:              map[string]Source{},
 		items:                map[string][]Item{},
 	}
+}
+
+// DefaultCodeMode returns the default Code Mode budgets: a minute of busy time, ten minutes
+// of wall-clock time, 64 MiB of output and a 512 MiB heap.
+func DefaultCodeMode() CodeMode {
+	return CodeMode{ComputeMs: 60000, WallMs: 600000, MaxOutputBytes: 64 << 20, HeapMiB: 512}
+}
+
+// codeModeBudget returns the address of the budget key names, with its bounds.
+func (c *Config) codeModeBudget(key string) (p *int, lo, hi int, ok bool) {
+	switch key {
+	case "codeMode.computeMs":
+		return &c.CodeMode.ComputeMs, 1, MaxCodeModeMs, true
+	case "codeMode.wallMs":
+		return &c.CodeMode.WallMs, 1, MaxCodeModeMs, true
+	case "codeMode.maxOutputBytes":
+		return &c.CodeMode.MaxOutputBytes, MinCodeModeOutputBytes, MaxCodeModeOutputBytes, true
+	case "codeMode.heapMiB":
+		return &c.CodeMode.HeapMiB, MinCodeModeHeapMiB, MaxCodeModeHeapMiB, true
+	}
+	return nil, 0, 0, false
+}
+
+// budgetValue reads a Code Mode budget: an integer within [lo, hi].
+func budgetValue(key string, v value, lo, hi int) (int, error) {
+	bad := fmt.Errorf("%s must be an integer from %d to %d", key, lo, hi)
+	text := v.text
+	if v.node != nil {
+		if v.node.Kind != yaml.ScalarNode || v.node.Tag != "!!int" {
+			return 0, fmt.Errorf("%s, got %q", bad, v.node.Value)
+		}
+		text = v.node.Value
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(text), 0, 64)
+	if err != nil || n < int64(lo) || n > int64(hi) {
+		return 0, fmt.Errorf("%s, got %q", bad, strings.TrimSpace(text))
+	}
+	return int(n), nil
 }
 
 // Load reads the configuration layers (see the package documentation) and returns the
@@ -811,13 +893,11 @@ func (l *layers) checkNarrows(c *Config, f field, v value, userHome string) erro
 		return nil
 	}
 	show := func(c *Config) string {
-		switch f.key {
-		case "maxSteps":
-			return strconv.Itoa(c.MaxSteps)
-		case "maxParallelToolCalls":
-			return strconv.Itoa(c.MaxParallelToolCalls)
+		if f.key == "shell.sandbox" {
+			return strconv.Quote(c.Shell.Sandbox)
 		}
-		return strconv.Quote(c.Shell.Sandbox)
+		n, _ := looseness(f.key, c)
+		return strconv.Itoa(n)
 	}
 	how := "lowered by a project's .dsh/config.yaml, not raised: %s is above %s from %s; raise it"
 	if f.key == "shell.sandbox" {
@@ -833,6 +913,14 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 func (c *Config) set(f field, v value, userHome string) error {
 	switch f.kind {
 	case kindInt:
+		if p, lo, hi, ok := c.codeModeBudget(f.key); ok {
+			n, err := budgetValue(f.key, v, lo, hi)
+			if err != nil {
+				return err
+			}
+			*p = n
+			return nil
+		}
 		n, err := positiveInt(f.key, v)
 		if err != nil {
 			return err
@@ -1294,6 +1382,10 @@ func (c *Config) Entries() []Entry {
 		"limits.maxArgBytes":             strconv.Itoa(c.Limits.MaxArgBytes),
 		"shell.maxProcesses":             strconv.Itoa(c.Shell.MaxProcesses),
 		"shell.maxMemoryMiB":             strconv.Itoa(c.Shell.MaxMemoryMiB),
+		"codeMode.computeMs":             strconv.Itoa(c.CodeMode.ComputeMs),
+		"codeMode.wallMs":                strconv.Itoa(c.CodeMode.WallMs),
+		"codeMode.maxOutputBytes":        strconv.Itoa(c.CodeMode.MaxOutputBytes),
+		"codeMode.heapMiB":               strconv.Itoa(c.CodeMode.HeapMiB),
 	}
 	var out []Entry
 	for _, f := range fields {

@@ -431,7 +431,7 @@ func TestErrors(t *testing.T) {
 		want    string // the message after the location
 		locator string // "file:line", "env", "flag" or "" (the whole message is want)
 	}{
-		{name: "unknown top", user: "model: x\nmodle: y\n", locator: "2", want: `unknown key "modle" (known keys here: model, baseUrl, apiKeyEnv, provider, thinking, reasoningEffort, mode, codeRuntime, maxParallelToolCalls, maxSteps, toolOrder, sessions, permissions, reminder, spill, redact, shell, limits, web, pricing, mcp)`},
+		{name: "unknown top", user: "model: x\nmodle: y\n", locator: "2", want: `unknown key "modle" (known keys here: model, baseUrl, apiKeyEnv, provider, thinking, reasoningEffort, mode, codeRuntime, maxParallelToolCalls, maxSteps, toolOrder, sessions, permissions, reminder, spill, redact, shell, limits, web, pricing, codeMode, mcp)`},
 		{name: "unknown nested", user: "sessions:\n  rot: x\n", locator: "2", want: `unknown key "sessions.rot" (known keys here: sessions.root, sessions.compression)`},
 		{name: "unknown mcp", user: "mcp:\n  server: {}\n", locator: "2", want: `unknown key "mcp.server" (known keys here: mcp.servers)`},
 		{name: "pool zero", user: "maxParallelToolCalls: 0\n", locator: "1", want: "maxParallelToolCalls must be a positive integer"},
@@ -475,6 +475,17 @@ func TestErrors(t *testing.T) {
 		{name: "flag open protected scalar", flags: []Setting{{Key: "permissions.openProtected", Value: ".git", Flag: "--open-protected"}}, locator: "flag", want: "flag --open-protected: permissions.openProtected takes a list of values"},
 		{name: "max arg bytes", user: "limits:\n  maxArgBytes: 0\n", locator: "2", want: "limits.maxArgBytes must be a positive integer"},
 		{name: "env max arg bytes", env: env{"DSH_MAX_ARG_BYTES": "1MB"}, locator: "env", want: "environment variable DSH_MAX_ARG_BYTES: limits.maxArgBytes must be a positive integer"},
+		{name: "compute zero", user: "codeMode:\n  computeMs: 0\n", locator: "2", want: `codeMode.computeMs must be an integer from 1 to 2147483647, got "0"`},
+		{name: "wall negative", user: "codeMode: {wallMs: -5}\n", locator: "1", want: `codeMode.wallMs must be an integer from 1 to 2147483647, got "-5"`},
+		{name: "wall absurd", user: "codeMode: {wallMs: 2147483648}\n", locator: "1", want: `codeMode.wallMs must be an integer from 1 to 2147483647, got "2147483648"`},
+		{name: "compute fraction", user: "codeMode: {computeMs: 1.5}\n", locator: "1", want: `codeMode.computeMs must be an integer from 1 to 2147483647, got "1.5"`},
+		{name: "output tiny", user: "codeMode: {maxOutputBytes: 3}\n", locator: "1", want: `codeMode.maxOutputBytes must be an integer from 4 to 2147483647, got "3"`},
+		{name: "output string", user: "codeMode: {maxOutputBytes: lots}\n", locator: "1", want: `codeMode.maxOutputBytes must be an integer from 4 to 2147483647, got "lots"`},
+		{name: "heap zero", user: "codeMode: {heapMiB: 0}\n", locator: "1", want: `codeMode.heapMiB must be an integer from 1 to 1048576, got "0"`},
+		{name: "heap absurd", user: "codeMode: {heapMiB: 1048577}\n", locator: "1", want: `codeMode.heapMiB must be an integer from 1 to 1048576, got "1048577"`},
+		{name: "unknown codeMode", user: "codeMode: {heapMb: 8}\n", locator: "1", want: `unknown key "codeMode.heapMb" (known keys here: codeMode.computeMs, codeMode.wallMs, codeMode.maxOutputBytes, codeMode.heapMiB)`},
+		{name: "env budget", env: env{"DSH_CODE_MODE_HEAP_MIB": "0"}, locator: "env", want: `environment variable DSH_CODE_MODE_HEAP_MIB: codeMode.heapMiB must be an integer from 1 to 1048576, got "0"`},
+		{name: "flag budget", flags: []Setting{{Key: "codeMode.wallMs", Value: "-1"}}, locator: "flag", want: `flag --codeMode.wallMs: codeMode.wallMs must be an integer from 1 to 2147483647, got "-1"`},
 		{name: "flag pool", flags: []Setting{{Key: "maxParallelToolCalls", Value: "-2", Flag: "--parallel"}}, locator: "flag", want: "flag --parallel: maxParallelToolCalls must be a positive integer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -710,9 +721,71 @@ func TestWebToolsFollowTheServer(t *testing.T) {
 	}
 }
 
+func TestCodeModeBudgets(t *testing.T) {
+	c, err := Load(setup(t, "", "", env{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (CodeMode{ComputeMs: 60000, WallMs: 600000, MaxOutputBytes: 67108864, HeapMiB: 512}); c.CodeMode != want {
+		t.Fatalf("defaults = %+v, want %+v", c.CodeMode, want)
+	}
+	for _, tc := range []struct {
+		name, user, project string
+		env                 env
+		flags               []Setting
+		want                CodeMode
+	}{
+		{name: "user raises every budget", user: "codeMode: {computeMs: 120000, wallMs: 900000, maxOutputBytes: 1000000, heapMiB: 1024}\n",
+			want: CodeMode{ComputeMs: 120000, WallMs: 900000, MaxOutputBytes: 1000000, HeapMiB: 1024}},
+		{name: "project lowers the defaults", project: "codeMode:\n  computeMs: 5000\n  heapMiB: 64\n",
+			want: CodeMode{ComputeMs: 5000, WallMs: 600000, MaxOutputBytes: 67108864, HeapMiB: 64}},
+		{name: "project lowers the user's", user: "codeMode: {wallMs: 900000}\n", project: "codeMode: {wallMs: 700000}\n",
+			want: CodeMode{ComputeMs: 60000, WallMs: 700000, MaxOutputBytes: 67108864, HeapMiB: 512}},
+		{name: "project may repeat the user's", user: "codeMode: {maxOutputBytes: 100}\n", project: "codeMode: {maxOutputBytes: 100}\n",
+			want: CodeMode{ComputeMs: 60000, WallMs: 600000, MaxOutputBytes: 100, HeapMiB: 512}},
+		{name: "environment and flags override", project: "codeMode: {computeMs: 10}\n", env: env{"DSH_CODE_MODE_COMPUTE_MS": "20", "DSH_CODE_MODE_WALL_MS": "30"},
+			flags: []Setting{{Key: "codeMode.wallMs", Value: "40"}},
+			want:  CodeMode{ComputeMs: 20, WallMs: 40, MaxOutputBytes: 67108864, HeapMiB: 512}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Load(setup(t, tc.user, tc.project, tc.env, tc.flags...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.CodeMode != tc.want {
+				t.Fatalf("budgets = %+v, want %+v", c.CodeMode, tc.want)
+			}
+		})
+	}
+}
+
 func TestProjectMayNotRedirectWebRequests(t *testing.T) {
 	_, err := Load(setup(t, "", "web:\n  baseUrl: https://evil.example.com\n", nil))
 	if err == nil || !strings.Contains(err.Error(), `"web.baseUrl" may be set only in the user configuration`) {
 		t.Fatalf("error = %v", err)
+	}
+}
+
+func TestProjectFileCannotRaiseCodeModeBudgets(t *testing.T) {
+	for _, tc := range []struct{ name, user, project, want string }{
+		{name: "above the default", project: "codeMode:\n  computeMs: 60001\n", want: `:2: "codeMode.computeMs" may only be lowered by a project's .dsh/config.yaml, not raised: 60001 is above 60000 from the default`},
+		{name: "above the user's", user: "codeMode:\n  heapMiB: 256\n", project: "codeMode: {heapMiB: 512}\n", want: `:1: "codeMode.heapMiB" may only be lowered by a project's .dsh/config.yaml, not raised: 512 is above 256 from user file %USER%:2`},
+		{name: "wall", project: "codeMode: {wallMs: 2147483647}\n", want: `"codeMode.wallMs" may only be lowered by a project's .dsh/config.yaml, not raised: 2147483647 is above 600000 from the default`},
+		{name: "output", project: "codeMode: {maxOutputBytes: 67108865}\n", want: `"codeMode.maxOutputBytes" may only be lowered by a project's .dsh/config.yaml, not raised`},
+		{name: "invalid stays invalid", project: "codeMode: {heapMiB: 0}\n", want: `:1: codeMode.heapMiB must be an integer from 1 to 1048576, got "0"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := setup(t, tc.user, tc.project, env{})
+			_, err := Load(opts)
+			projectFile := filepath.Join(opts.Dir, ".dsh", "config.yaml")
+			want := strings.ReplaceAll(tc.want, "%USER%", filepath.Join(opts.Home, "config.yaml"))
+			if err == nil || !strings.HasPrefix(err.Error(), projectFile+":") || !strings.Contains(err.Error(), want) {
+				t.Fatalf("err = %v\nwant it to contain %s", err, want)
+			}
+			// The same value is accepted from the user's own file.
+			if _, err := Load(setup(t, tc.project, "", env{})); err != nil && tc.name != "invalid stays invalid" {
+				t.Fatalf("user file: %v", err)
+			}
+		})
 	}
 }

@@ -50,6 +50,16 @@ type Request struct {
 	MaxTokens int
 	// Temperature sets the sampling temperature; nil leaves it to the server.
 	Temperature *float64
+	// Attachments resolves the image blocks of Messages (content.ImageRef.AttachmentID) to
+	// their bytes, so an adapter can send the images themselves. Nil means images are sent
+	// as text notes only.
+	Attachments AttachmentReader
+}
+
+// AttachmentReader reads the bytes of a stored attachment by id; session.Attachments
+// implements it. It must be safe for concurrent use.
+type AttachmentReader interface {
+	ReadAttachment(id string) (mediaType string, data []byte, err error)
 }
 
 // Clone returns a deep copy of r, so a recorded request cannot be changed through the

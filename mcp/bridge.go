@@ -185,7 +185,7 @@ func (m *Mount) toolOf(gen *generation, v any) (listed, error) {
 			Schema: outputSchema(structured),
 			Render: func(_, value any) ([]content.Block, error) {
 				blocks, _ := get(value.(*jsonv.Object), "content").([]any)
-				return content.Texts(ProjectText(blocks, raw)), nil
+				return ProjectContent(blocks, raw, m.host.opts.Images), nil
 			},
 		},
 		Execute: m.executor(gen, raw, taskRequired),

@@ -54,6 +54,10 @@ type Options struct {
 	// the declaration's stdio command or URL (which must still be valid); for in-process
 	// servers and tests. A nil transport falls back to the declaration.
 	Transport func(name string, cfg ServerConfig) sdk.Transport
+	// Images, when set, admits the images of tool results: an image block with base64
+	// data of a supported type is stored there (a session's attachment store) and reaches
+	// the model as an image. Nil leaves every image a one-line note.
+	Images ImageStore
 }
 
 func (o Options) withDefaults() Options {

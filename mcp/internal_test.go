@@ -3,6 +3,7 @@ package mcp
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"pgregory.net/rapid"
 
+	"github.com/dsh-go/dsh/content"
 	"github.com/dsh-go/dsh/jsonv"
 )
 
@@ -224,4 +226,50 @@ func TestMinimalValue(t *testing.T) {
 	if want := `{"a":"","b":[],"c":"x","d":{"e":0},"z":null}`; string(got) != want {
 		t.Errorf("minimalValue = %s, want %s", got, want)
 	}
+}
+
+// FuzzProjectContent feeds untrusted MCP content, images included, through the projection
+// with an image store: it never panics, keeps every block's place, and stores only images
+// whose bytes decode as the declared type.
+func FuzzProjectContent(f *testing.F) {
+	for _, s := range []string{`[]`, `[{"type":"image","mimeType":"image/png","data":"iVBORw0KGgo="}]`,
+		`[{"type":"text","text":"a"},{"type":"image","mimeType":"image/gif","data":"R0lGODlhAQABAAAAACw="},{"type":"text","text":"b"}]`,
+		`[{"type":"image","mimeType":7,"data":null},null]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := jsonv.ParseString(s)
+		if err != nil {
+			return
+		}
+		blocks, ok := v.([]any)
+		if !ok {
+			return
+		}
+		store := &memImages{}
+		out := ProjectContent(blocks, "t", store)
+		if len(out) == 0 {
+			t.Fatal("no content")
+		}
+		images := 0
+		for _, b := range out {
+			if b.Type == content.TypeImage {
+				images++
+				if b.Image == nil || b.Image.Width <= 0 || b.Image.Height <= 0 {
+					t.Fatalf("image block %+v", b.Image)
+				}
+			}
+		}
+		if images != store.n {
+			t.Fatalf("%d image blocks, %d stored", images, store.n)
+		}
+	})
+}
+
+// memImages counts the images stored and names them by count.
+type memImages struct{ n int }
+
+func (m *memImages) PutAttachment(string, []byte) (string, error) {
+	m.n++
+	return fmt.Sprintf("img-%d", m.n), nil
 }

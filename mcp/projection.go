@@ -9,8 +9,8 @@ import (
 // ProjectText returns the model-visible text of an MCP content array (SPEC §9): text blocks
 // as they are, every other block as a fixed one-line description, all joined by "\n";
 // "(<raw> returned no model-visible content)" when nothing is left. The blocks come from an
-// untrusted server, so every member is checked rather than assumed. Images are described,
-// never admitted: dsh has no attachment store on this path.
+// untrusted server, so every member is checked rather than assumed. Images are described
+// here; ProjectContent admits them when the host has an image store.
 func ProjectText(blocks []any, raw string) string {
 	parts := make([]string, 0, len(blocks))
 	for _, v := range blocks {

@@ -33,6 +33,9 @@ type ServerOptions struct {
 	Logger *slog.Logger
 	// Annotations returns the MCP annotations of a tool; nil means DefaultAnnotations.
 	Annotations func(def *tool.Definition) *sdk.ToolAnnotations
+	// Images, when set, reads the attachments of image results, which then travel to the
+	// client as MCP images; nil describes them in text.
+	Images ImageReader
 	// OnSession is called once per client connection — when the client has initialized
 	// (so SessionInfo carries its clientInfo), or at its first call — so the host can give
 	// each connection its own agent scope and session log. It may be nil. An error makes
@@ -320,7 +323,11 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 	s.syncMu.Lock()
 	st := s.listed[in.Name]
 	s.syncMu.Unlock()
-	return callResult(res, st != nil && st.structured), nil
+	out := callResult(res, st != nil && st.structured)
+	if s.opts.Images != nil {
+		out.Content = mcpContent(res.Content, s.opts.Images)
+	}
+	return out, nil
 }
 
 // callResult maps a pipeline result to MCP: the content as text blocks, isError for
@@ -328,7 +335,7 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 // canonical value as structuredContent for a success of a tool with an object output
 // schema.
 func callResult(res *tool.Result, structured bool) *sdk.CallToolResult {
-	out := &sdk.CallToolResult{IsError: res.IsError, Content: mcpContent(res.Content)}
+	out := &sdk.CallToolResult{IsError: res.IsError, Content: mcpContent(res.Content, nil)}
 	if res.IsError {
 		e := map[string]any{"message": res.Error.Message}
 		if res.Error.Info != nil {
@@ -350,13 +357,22 @@ func errorResult(msg string, info *tool.Info) *sdk.CallToolResult {
 }
 
 // mcpContent maps dsh content blocks to MCP blocks. Text travels as text; an image is an
-// attachment reference whose bytes live in dsh's attachment store, so it is described.
-func mcpContent(blocks []content.Block) []sdk.Content {
+// attachment reference whose bytes live in dsh's attachment store: with images (the
+// store) it travels as an MCP image, otherwise, or when its bytes cannot be read, it is
+// described.
+func mcpContent(blocks []content.Block, images ImageReader) []sdk.Content {
 	out := make([]sdk.Content, 0, len(blocks))
 	for _, b := range blocks {
 		switch {
 		case b.Type == content.TypeText || b.Type == content.TypeReasoning:
 			out = append(out, &sdk.TextContent{Text: b.Text})
+		case b.Type == content.TypeImage && b.Image != nil && images != nil:
+			mt, data, err := images.ReadAttachment(b.Image.AttachmentID)
+			if err != nil {
+				out = append(out, &sdk.TextContent{Text: fmt.Sprintf("[image attachment %s (%s) unavailable: %v]", b.Image.AttachmentID, b.Image.MediaType, err)})
+				continue
+			}
+			out = append(out, &sdk.ImageContent{Data: data, MIMEType: mt})
 		case b.Type == content.TypeImage && b.Image != nil:
 			out = append(out, &sdk.TextContent{Text: fmt.Sprintf("[image attachment %s (%s), not transferred over MCP]", b.Image.AttachmentID, b.Image.MediaType)})
 		default:

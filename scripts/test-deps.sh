@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond Go on a fresh Debian machine: bubblewrap for the
-# shell sandbox tests, zstd for the session log's compatibility check against the reference
+# shell sandbox tests, webp (cwebp) to make the WebP fixtures of the read_image tests, zstd for the session log's compatibility check against the reference
 # decompressor, python3 for the Starlark SDK golden check, and (through scripts/npm-deps.sh)
 # the npm packages the MCP and Code Mode tests run against. The tests fail, never skip, when
 # one of these is missing. It is idempotent and quiet when everything is present.
@@ -11,6 +11,7 @@ need_apt=()
 [ -x /usr/bin/bwrap ] || [ -x /bin/bwrap ] || need_apt+=(bubblewrap)
 command -v zstd >/dev/null 2>&1 || need_apt+=(zstd)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+command -v cwebp >/dev/null 2>&1 || need_apt+=(webp)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""

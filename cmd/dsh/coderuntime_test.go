@@ -37,3 +37,66 @@ func TestStarlarkCodeRuntime(t *testing.T) {
 	r = s.dsh("tools").want(t, 1)
 	mustContain(t, "stderr", r.stderr, `codeRuntime must be "quickjs" or "starlark", got "node"`)
 }
+
+// TestCodeModeBudgetsFromConfig sets each Code Mode budget through the configuration and
+// runs a program that passes it, on both backends.
+func TestCodeModeBudgetsFromConfig(t *testing.T) {
+	type program struct{ ts, py string }
+	cases := []struct {
+		name    string
+		env     map[string]string
+		program program
+		want    string // the run_code failure message contains it
+	}{
+		{name: "output", env: map[string]string{"DSH_CODE_MODE_MAX_OUTPUT_BYTES": "40"},
+			program: program{ts: "console.log('x'.repeat(100)); return 1", py: "print('x' * 100)\nreturn 1"},
+			want:    "(output-limit): outer output exceeded 40 bytes"},
+		{name: "compute", env: map[string]string{"DSH_CODE_MODE_COMPUTE_MS": "200"},
+			program: program{ts: "for (;;) {}", py: "while True:\n    pass"},
+			want:    "(timeout): compute budget exhausted (200ms busy)"},
+		{name: "wall", env: map[string]string{"DSH_CODE_MODE_WALL_MS": "300"},
+			program: program{ts: "for (;;) {}", py: "while True:\n    pass"},
+			want:    "(timeout): wall-clock ceiling reached (300ms)"},
+		{name: "heap", env: map[string]string{"DSH_CODE_MODE_HEAP_MIB": "16"},
+			program: program{ts: "const hog = []; for (;;) hog.push(new Array(1e6).fill(1));",
+				py: "hog = []\nwhile True:\n    hog.append('x' * 1000000 + str(len(hog)))"},
+			want: "(worker-exit): worker error: "},
+	}
+	for _, backend := range []string{"quickjs", "starlark"} {
+		for _, tc := range cases {
+			t.Run(backend+"/"+tc.name, func(t *testing.T) {
+				s := newSandbox(t)
+				s.env["DSH_CODE_RUNTIME"] = backend
+				for k, v := range tc.env {
+					s.env[k] = v
+				}
+				code := tc.program.ts
+				if backend == "starlark" {
+					code = tc.program.py
+				}
+				args, _ := json.Marshal(map[string]string{"code": code, "description": "Pass a budget"})
+				r := s.dsh("call", "--json", "--mode", "code", "run_code", string(args)).want(t, 1)
+				var res struct {
+					IsError bool `json:"isError"`
+					Error   struct {
+						Message string `json:"message"`
+					} `json:"error"`
+				}
+				if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+					t.Fatalf("%v in %s", err, r.stdout)
+				}
+				if !res.IsError || !strings.Contains(res.Error.Message, tc.want) {
+					t.Fatalf("result = %+v, want a failure containing %q", res, tc.want)
+				}
+			})
+		}
+	}
+}
+
+// TestCodeModeBudgetErrors: an invalid budget is a configuration error naming the key.
+func TestCodeModeBudgetErrors(t *testing.T) {
+	s := newSandbox(t)
+	s.env["DSH_CODE_MODE_WALL_MS"] = "0"
+	r := s.dsh("tools").want(t, 1)
+	mustContain(t, "stderr", r.stderr, `environment variable DSH_CODE_MODE_WALL_MS: codeMode.wallMs must be an integer from 1 to 2147483647, got "0"`)
+}

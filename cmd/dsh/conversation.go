@@ -196,7 +196,7 @@ func openConversation(ctx context.Context, e *env, opts convOptions) (_ *convers
 		}
 	}
 	cv.rt, err = newRuntime(ctx, runtimeConfig{Workspace: opts.workspace, Mode: c.Mode, Config: c.Config, Log: cv.log, Prompter: prompter, Session: cv.id,
-		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr})
+		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr, Attachments: cv.flog.Attachments(), ImageRefusal: imageRefusal(cv.model)})
 	if err != nil {
 		return nil, err
 	}
@@ -268,6 +268,7 @@ func (cv *conversation) newAgent() error {
 		MaxParallelToolCalls: c.MaxParallelToolCalls,
 		MaxSteps:             c.MaxSteps,
 		MaxTokens:            cv.opts.maxTokens,
+		Attachments:          cv.flog.Attachments(),
 		Observer:             obs,
 	})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -78,6 +79,11 @@ func TestMCPServeStdio(t *testing.T) {
 	send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo hi","description":"d"}}}`)
 	b, _ = json.Marshal(recv(5))
 	mustContain(t, "unapproved call", string(b), `"isError":true`)
+	// An image a served tool reads reaches the client as an MCP image.
+	pic := writePNG(t, filepath.Join(s.ws, "pic.png"), 3, 3)
+	send(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"read_image","arguments":{"file_path":"pic.png"}}}`)
+	b, _ = json.Marshal(recv(6))
+	mustContain(t, "read_image call", string(b), `"type":"image"`, `"mimeType":"image/png"`, `"data":"`+base64.StdEncoding.EncodeToString(pic)+`"`)
 	inW.Close()
 	if code := testwait.Recv(t, done, "dsh mcp serve to stop at the end of its input"); code != 0 {
 		t.Errorf("dsh mcp serve exited %d: %s", code, errb.String())

@@ -67,7 +67,8 @@ func runMCPServe(ctx context.Context, e *env, args []string) error {
 	defer scope.Close()
 	notices := &lockedWriter{w: e.stderr}
 	srv := mcp.NewServer(rt.reg, mcp.ServerOptions{
-		Scope: scope,
+		Scope:  scope,
+		Images: rt.images,
 		OnSession: func(ctx context.Context, info mcp.SessionInfo) (*mcp.Session, error) {
 			return openMCPSession(ctx, store, ws, scope, logs, info, notices)
 		},

@@ -195,3 +195,13 @@ func shortID(id string) string {
 	}
 	return id
 }
+
+// imageRefusal says why read_image should refuse for model, or "" when the model can see
+// images: reading one for a model that takes text only would fill the session with images
+// it never sees.
+func imageRefusal(model llm.Model) string {
+	if m, ok := model.(interface{ AcceptsImages() bool }); ok && !m.AcceptsImages() {
+		return fmt.Sprintf("model %q does not accept image input; switch to a model that does to read images", model.Name())
+	}
+	return ""
+}

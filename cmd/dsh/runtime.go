@@ -64,6 +64,12 @@ type runtimeConfig struct {
 	// so that a resumed session can still read what it spilled; "" gives the runtime a
 	// private spill directory of its own.
 	Session string
+	// Attachments stores the images tools read (read_image, MCP image results) so the
+	// model receives them: the session's attachment store. Nil gives the runtime an
+	// in-memory store that lasts as long as it does.
+	Attachments session.Attachments
+	// ImageRefusal, when set, is why read_image refuses: the model takes no image input.
+	ImageRefusal string
 }
 
 // runtime is the registry with the built-in tools and policies installed, and what to undo
@@ -76,7 +82,8 @@ type runtime struct {
 	// mcpSkipped says why the configured MCP servers were not mounted ("" when they were,
 	// or none are configured).
 	mcpSkipped string
-	spillDir   string // where the tools save full outputs; read may open it
+	spillDir   string              // where the tools save full outputs; read may open it
+	images     session.Attachments // the images tools read (read_image, MCP results)
 	undos      []func()
 }
 
@@ -120,9 +127,15 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 	rt.spillDir = spillDir
 	rt.undos = append(rt.undos, func() { os.Remove(spillDir) }) // only when nothing was spilled
 	// Tools.
+	images := cfg.Attachments
+	if images == nil {
+		images = session.NewMemoryAttachments()
+	}
+	rt.images = images
 	// The file tools refuse writes to the protected paths (.git, .dsh, the dsh home) unless
 	// the user opened them.
-	if err := add(fs.Install(reg, fs.Config{Root: ws, ReadOnlyRoots: []string{spillDir}, Home: c.Home, OpenProtected: c.OpenProtected})); err != nil {
+	if err := add(fs.Install(reg, fs.Config{Root: ws, ReadOnlyRoots: []string{spillDir}, Home: c.Home, OpenProtected: c.OpenProtected,
+		Images: images, ImageRefusal: cfg.ImageRefusal})); err != nil {
 		return nil, fmt.Errorf("file tools: %w", err)
 	}
 	if err := add(search.Install(reg, search.Config{Root: ws, SpillDir: spillDir})); err != nil {
@@ -156,7 +169,7 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 	}
 	// Code Mode: TypeScript programs run in a fresh worker process (this binary in its
 	// hidden mode); with codeRuntime: starlark, Python-flavoured programs run in Starlark.
-	js, err := newCodeRuntime(c.CodeRuntime)
+	js, err := newCodeRuntime(c.CodeRuntime, c.CodeMode)
 	if err != nil {
 		return nil, fmt.Errorf("code runtime: %w", err)
 	}
@@ -229,7 +242,7 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 			fmt.Fprintf(cfg.Stderr, "dsh: %s\n", rt.mcpSkipped)
 		}
 	default:
-		host, err := mcp.Install(ctx, reg, c.MCP, mcp.Options{})
+		host, err := mcp.Install(ctx, reg, c.MCP, mcp.Options{Images: images})
 		if err != nil {
 			return nil, fmt.Errorf("MCP servers: %w", err)
 		}
@@ -338,13 +351,16 @@ func workspaceDir(dir string) (string, error) {
 	return ws, nil
 }
 
-// newCodeRuntime returns the Code Mode backend the configuration names.
-func newCodeRuntime(name string) (coderuntime.Runtime, error) {
+// newCodeRuntime returns the Code Mode backend the configuration names, under the
+// configured budgets.
+func newCodeRuntime(name string, b config.CodeMode) (coderuntime.Runtime, error) {
 	switch name {
 	case "", config.CodeRuntimeQuickJS:
-		return quickjs.New(quickjs.Config{})
+		return quickjs.New(quickjs.Config{ComputeMs: float64(b.ComputeMs), MaxWallMs: float64(b.WallMs),
+			MaxOutputBytes: int64(b.MaxOutputBytes), MaxHeapMB: float64(b.HeapMiB)})
 	case config.CodeRuntimeStarlark:
-		return starlark.New(starlark.Config{})
+		return starlark.New(starlark.Config{ComputeMs: float64(b.ComputeMs), MaxWallMs: float64(b.WallMs),
+			MaxOutputBytes: int64(b.MaxOutputBytes), MaxHeapMB: float64(b.HeapMiB)})
 	default:
 		return nil, fmt.Errorf("unknown code runtime %q (want %q or %q)", name, config.CodeRuntimeQuickJS, config.CodeRuntimeStarlark)
 	}

@@ -28,6 +28,7 @@ import (
 //	{"type":"output-limit"}                  the worker's own ledger overflowed
 //	{"type":"budget"}                        the worker's busy time reached computeMs
 //	{"type":"oom"}                           the JavaScript heap limit was reached
+//	{"type":"exit","code":N}                 the program called process.exit(N)
 //	{"type":"done"}                          completed with undefined
 //	{"type":"done","value":<json>}           completed with a value
 //	{"type":"done","error":{"kind":…,"message":…}}   exception, invalid-output or output-limit
@@ -87,6 +88,7 @@ type workerFrame struct {
 	Text   *string        `json:"text"`
 	Value  jsontext.Value `json:"value"`
 	Error  jsontext.Value `json:"error"`
+	Code   jsontext.Value `json:"code"`
 }
 
 // frameKind is the validated kind of a worker frame.
@@ -99,6 +101,7 @@ const (
 	frameBudget
 	frameDone
 	frameOOM
+	frameExit
 	frameTooLarge // not a frame: the worker sent a line over the frame bound
 )
 
@@ -113,6 +116,7 @@ type inbound struct {
 	value   jsontext.Value // done: raw JSON completion, nil when absent
 	errKind string         // done: failure kind, "" when none
 	errMsg  string         // done: failure message
+	code    int64          // exit: the exit code
 }
 
 // maxCallID bounds call ids to integers JavaScript represents exactly.
@@ -149,6 +153,12 @@ func decodeWorkerFrame(line []byte) (inbound, bool) {
 		return inbound{kind: frameBudget}, true
 	case "oom":
 		return inbound{kind: frameOOM}, true
+	case "exit":
+		code, ok := exitCode(f.Code)
+		if !ok {
+			return inbound{}, false
+		}
+		return inbound{kind: frameExit, code: code}, true
 	case "done":
 		if len(f.Error) == 0 {
 			return inbound{kind: frameDone, value: f.Value}, true
@@ -169,6 +179,15 @@ func decodeWorkerFrame(line []byte) (inbound, bool) {
 		return inbound{kind: frameDone, errKind: *e.Kind, errMsg: *e.Message}, true
 	}
 	return inbound{}, false
+}
+
+// exitCode accepts a JSON number that is an integer in the 32-bit range of exit codes.
+func exitCode(raw jsontext.Value) (int64, bool) {
+	if raw.Kind() != '0' {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 32)
+	return n, err == nil
 }
 
 // callID accepts a JSON number that is a non-negative integer JavaScript holds exactly.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"strings"
 	"testing"
 
@@ -24,6 +25,8 @@ func TestDecodeWorkerFrame(t *testing.T) {
 		{`{"type":"output-limit"}`, &inbound{kind: frameOutputLimit}},
 		{`{"type":"budget"}`, &inbound{kind: frameBudget}},
 		{`{"type":"oom"}`, &inbound{kind: frameOOM}},
+		{`{"type":"exit","code":7}`, &inbound{kind: frameExit, code: 7}},
+		{`{"type":"exit","code":-2147483648}`, &inbound{kind: frameExit, code: -2147483648}},
 		{`{"type":"done"}`, &inbound{kind: frameDone}},
 		{`{"type":"done","value":null}`, &inbound{kind: frameDone, value: []byte(`null`)}},
 		{`{"type":"done","value":"\ud800"}`, &inbound{kind: frameDone, value: []byte(`"\ud800"`)}},
@@ -44,6 +47,8 @@ func TestDecodeWorkerFrame(t *testing.T) {
 		{`{"type":"call","id":1,"name":"n","args":{}}`, nil},
 		{`{"type":"call","id":1,"global":"g","name":false,"args":{}}`, nil},
 		{`{"type":"done","error":null}`, nil},
+		{`{"type":"exit"}`, nil}, {`{"type":"exit","code":"7"}`, nil}, {`{"type":"exit","code":1.5}`, nil},
+		{`{"type":"exit","code":2147483648}`, nil}, {`{"type":"exit","code":1e3}`, nil},
 		{`{"type":"done","error":{"kind":"timeout","message":"m"}}`, nil},
 		{`{"type":"done","error":{"kind":"exception"}}`, nil},
 		{`{"type":"done","error":{"kind":"exception","message":7}}`, nil},
@@ -70,7 +75,7 @@ func FuzzDecodeWorkerFrame(f *testing.F) {
 	for _, s := range []string{
 		`{"type":"log","text":"hi"}`, `{"type":"call","id":3,"global":"tools","name":"x","args":{}}`,
 		`{"type":"done","value":[1,{"a":null}]}`, `{"type":"done","error":{"kind":"exception","message":"m"}}`,
-		`{"type":"output-limit"}`, `{"type":"budget"}`, `{"type":"oom"}`, `null`, "\xff", `{"type":"done","value":-0}`,
+		`{"type":"output-limit"}`, `{"type":"budget"}`, `{"type":"oom"}`, `{"type":"exit","code":3}`, `null`, "\xff", `{"type":"done","value":-0}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -81,6 +86,10 @@ func FuzzDecodeWorkerFrame(f *testing.F) {
 		}
 		switch got.kind {
 		case frameLog, frameOutputLimit, frameBudget, frameOOM:
+		case frameExit:
+			if got.code < math.MinInt32 || got.code > math.MaxInt32 {
+				t.Fatalf("exit code %d out of range", got.code)
+			}
 		case frameCall:
 			if got.id < 0 || got.id > maxCallID {
 				t.Fatalf("call id %d out of range", got.id)

@@ -29,8 +29,11 @@
 // awaiting bindings or timers), wall clock, output bytes (see coderuntime.Ledger) and heap.
 // The program body runs as a strict-mode async function whose parameters are the binding
 // globals, their error classes and console; setTimeout, setInterval, their clear functions
-// and queueMicrotask are provided. There is no module loader, no `process`, no filesystem
-// and no network.
+// and queueMicrotask are provided, and of Node's `process` only what Node-style programs
+// reach for: process.stdout.write and process.stderr.write add one log entry each (the
+// text as written), process.env is an empty object, and process.exit(n) ends the run with
+// FailureWorkerExit "worker exited with code n before completing". There is no module
+// loader, no filesystem and no network.
 //
 // Outcomes: a throw is a FailureException whose message is the error's stack, limited to
 // ten frames, with positions mapped back to the program as written ("program.ts:3:7");

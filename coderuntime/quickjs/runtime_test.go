@@ -610,8 +610,103 @@ func TestRunsAreIsolated(t *testing.T) {
 
 func TestWorkerHasEmptyEnvironment(t *testing.T) {
 	rt := newRuntime(t, Config{})
-	wantValue(t, run(t, rt, `return [typeof process, typeof require, typeof std, typeof os, typeof fetch]`, nil),
+	wantValue(t, run(t, rt, `return [typeof require, typeof std, typeof os, typeof fetch, typeof Buffer]`, nil),
 		`["undefined","undefined","undefined","undefined","undefined"]`)
+	// Of Node's process, only stdout, stderr, env (empty) and exit exist.
+	wantValue(t, run(t, rt, `return [Object.keys(process).sort(), Object.keys(process.env), process.env.HOME === undefined,
+		typeof process.argv, typeof process.cwd, typeof process.stdin, Object.keys(process.stdout)]`, nil),
+		`[["env","exit","stderr","stdout"],[],true,"undefined","undefined","undefined",["write"]]`)
+}
+
+// TestProcess checks the Node process surface: stream writes are log entries exactly as
+// written, and process.exit ends the run as a worker that exited with that code.
+func TestProcess(t *testing.T) {
+	tests := []struct {
+		name    string
+		program string
+		logs    []string
+		value   string // the completion's JSON, "" when the run fails
+		kind    coderuntime.FailureKind
+		message string
+	}{
+		{name: "writes are entries in order with console output",
+			program: `console.log('a'); process.stdout.write('raw-out\n'); process.stderr.write('err'); console.warn('b'); return 1`,
+			logs:    []string{"a", "raw-out\n", "err", "b"}, value: `1`},
+		{name: "a write is not split at newlines nor joined with the next",
+			program: `process.stdout.write('x\ny'); process.stdout.write('z'); process.stdout.write('')`,
+			logs:    []string{"x\ny", "z", ""}},
+		{name: "non-string chunks are converted with String",
+			program: `process.stdout.write(42); process.stdout.write({}); process.stdout.write([1, 2]); process.stdout.write(null); process.stdout.write()`,
+			logs:    []string{"42", "[object Object]", "1,2", "null", "undefined"}},
+		{name: "write returns true",
+			program: `return [process.stdout.write('a'), process.stderr.write('b')]`,
+			logs:    []string{"a", "b"}, value: `[true,true]`},
+		{name: "the callback runs after the write, with null, in either position",
+			program: `const got = [];
+				await new Promise(r => process.stdout.write('one', e => { got.push(e); r(); }));
+				await new Promise(r => process.stderr.write('two', 'utf8', e => { got.push(e); r(); }));
+				process.stdout.write('three', 'utf8');
+				return got`,
+			logs: []string{"one", "two", "three"}, value: `[null,null]`},
+		{name: "the callback is asynchronous",
+			program: `const order = []; process.stdout.write('w', () => order.push('cb')); order.push('after'); await null; await null; return order`,
+			logs:    []string{"w"}, value: `["after","cb"]`},
+		{name: "env is an empty object the program may use",
+			program: `process.env.X = '1'; return [typeof process.env, process.env.X, process.env.PATH === undefined]`,
+			value:   `["object","1",true]`},
+		{name: "exit with a code",
+			program: `process.exit(7)`,
+			logs:    []string{}, kind: coderuntime.FailureWorkerExit, message: "worker exited with code 7 before completing"},
+		{name: "exit keeps the logs written before it and runs nothing after",
+			program: `console.log('before'); process.exit(3); console.log('after'); return 1`,
+			logs:    []string{"before"}, kind: coderuntime.FailureWorkerExit, message: "worker exited with code 3 before completing"},
+		{name: "exit cannot be caught",
+			program: `try { process.exit(1) } catch (e) { console.log('caught') } return 'continued'`,
+			logs:    []string{}, kind: coderuntime.FailureWorkerExit, message: "worker exited with code 1 before completing"},
+		{name: "exit without a code is code 0",
+			program: `await null; process.exit()`,
+			logs:    []string{}, kind: coderuntime.FailureWorkerExit, message: "worker exited with code 0 before completing"},
+		{name: "exit from a timer",
+			program: `setTimeout(() => process.exit(2), 1); await new Promise(() => {})`,
+			logs:    []string{}, kind: coderuntime.FailureWorkerExit, message: "worker exited with code 2 before completing"},
+		{name: "exit with an integer string and a negative code",
+			program: `process.exit('-4')`,
+			logs:    []string{}, kind: coderuntime.FailureWorkerExit, message: "worker exited with code -4 before completing"},
+		{name: "exit with a fraction is a RangeError",
+			program: `process.exit(1.5)`,
+			logs:    []string{}, kind: coderuntime.FailureException, message: "RangeError: The value of \"code\" is out of range. It must be an integer. Received 1.5"},
+		{name: "exit with a boolean is a TypeError the program may catch",
+			program: `try { process.exit(true) } catch (e) { return String(e) }`,
+			value:   `"TypeError: The \"code\" argument must be of type number. Received type boolean"`},
+		{name: "a binding named process shadows it",
+			program: `return typeof process.exit`,
+			value:   `"undefined"`},
+	}
+	forEachMode(t, Config{}, func(t *testing.T, rt *Runtime) {
+		for _, tt := range tests {
+			var bindings []coderuntime.Namespace
+			if tt.name == "a binding named process shadows it" {
+				bindings = []coderuntime.Namespace{{Global: "process", Functions: map[string]coderuntime.Func{
+					"other": func(context.Context, any) (any, error) { return nil, nil }}}}
+			}
+			res := run(t, rt, tt.program, bindings)
+			if tt.value != "" {
+				wantValue(t, res, tt.value)
+			} else if tt.kind != "" {
+				if res.Error == nil || res.Error.Kind != tt.kind || !strings.HasPrefix(res.Error.Message, tt.message) {
+					t.Errorf("%s: failure = %+v, want %s: %q", tt.name, res.Error, tt.kind, tt.message)
+				}
+			} else if res.Error != nil || res.HasValue {
+				t.Errorf("%s: result = %+v, want undefined", tt.name, res)
+			}
+			if tt.logs == nil {
+				tt.logs = []string{}
+			}
+			if diff := cmp.Diff(tt.logs, res.Logs); diff != "" {
+				t.Errorf("%s: logs (-want +got):\n%s", tt.name, diff)
+			}
+		}
+	})
 }
 
 func TestBindingCallAfterSettleIsNotDispatched(t *testing.T) {

@@ -234,6 +234,9 @@ func (s *session) handle(f inbound) {
 	case frameOOM:
 		s.settle(s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureWorkerExit,
 			Message: "worker error: JavaScript heap out of memory (limit " + coderuntime.FormatNumber(s.rt.cfg.MaxHeapMB) + " MiB)"}))
+	case frameExit:
+		s.settle(s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureWorkerExit,
+			Message: fmt.Sprintf("worker exited with code %d before completing", f.code)}))
 	case frameTooLarge:
 		s.settle(s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureWorkerExit,
 			Message: "worker error: protocol frame exceeds " + strconv.Itoa(s.rt.frameLimit()) + " bytes"}))

@@ -402,8 +402,10 @@ func (w *worker) hostCall(global, name, args string) int64 {
 }
 
 // hostDone records the program's completion. kind is "undefined", "value" (text is the
-// JSON), "invalid-output", "exception" (text is the message) or "oom" (the heap limit was
-// reached; the host reports the substrate failure as worker-exit, as for a dead worker). What does not fit the
+// JSON), "invalid-output", "exception" (text is the message), "oom" (the heap limit was
+// reached; the host reports the substrate failure as worker-exit, as for a dead worker) or
+// "exit" (the program called process.exit; text is the exit code in decimal, and the host
+// reports the run as a worker that exited with that code). What does not fit the
 // remaining output budget becomes output-limit here, so an oversized stack is never sent.
 func (w *worker) hostDone(kind, text string) {
 	if w.stopped || w.done {
@@ -444,6 +446,13 @@ func (w *worker) hostDone(kind, text string) {
 		failure("invalid-output", "program completion must be lossless JSON")
 	case "oom":
 		w.out.write([]byte(`{"type":"oom"}`), true)
+	case "exit":
+		code, err := strconv.ParseInt(text, 10, 32)
+		if err != nil {
+			failure("exception", "process.exit: invalid exit code "+strconv.Quote(text))
+			return
+		}
+		w.out.write(strconv.AppendInt([]byte(`{"type":"exit","code":`), code, 10), true, '}')
 	default:
 		failure("exception", text)
 	}

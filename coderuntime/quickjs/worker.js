@@ -5,7 +5,7 @@
 // Host functions (Go):
 //   hostLog(text)                    one console entry
 //   hostCall(global, name, argsJSON) → call id, or -1 when the arguments frame is too large
-//   hostDone(kind, text)             kind: "undefined" | "value" | "invalid-output" | "exception" | "oom"
+//   hostDone(kind, text)             kind: "undefined" | "value" | "invalid-output" | "exception" | "oom" | "exit"
 //   hostTimer(id, ms)                arm timer id
 //   hostClearTimer(id)               disarm timer id
 (function (hostLog, hostCall, hostDone, hostTimer, hostClearTimer) {
@@ -475,6 +475,42 @@
     }
     push(params, 'console');
     push(values, consoleObject);
+
+    // The part of Node's process a program written for Node reaches for, and nothing
+    // else: stdout/stderr writes are log entries, exactly as console output is (one entry
+    // per write, the text as written, newlines kept, a non-string chunk converted with
+    // String), env is empty, and exit ends the run as a worker that exited.
+    function streamWrite(chunk, a, b) {
+      hostLog(typeof chunk === 'string' ? chunk : StringCtor(chunk));
+      // Node's write(chunk[, encoding][, callback]): the callback is whichever of the next
+      // two arguments is a function; it runs after the write, with no error.
+      const callback = typeof a === 'function' ? a : typeof b === 'function' ? b : undefined;
+      if (callback !== undefined) call(PromiseThen, PromiseResolve(), () => { callback(null); });
+      return true;
+    }
+    function exitCode(code) {
+      if (code === undefined || code === null) return 0;
+      let n = code;
+      if (typeof code === 'string' && code !== '' && StringCtor(+code) === code) n = +code;
+      else if (typeof code !== 'number') {
+        throw new TypeError('The "code" argument must be of type number. Received ' + (typeof code === 'string' ? "type string ('" + code + "')" : 'type ' + typeof code));
+      }
+      if (!(n === (n | 0))) {
+        throw new RangeError('The value of "code" is out of range. It must be an integer. Received ' + StringCtor(n));
+      }
+      return n;
+    }
+    const processObject = {
+      env: {},
+      stdout: { write: streamWrite },
+      stderr: { write: streamWrite },
+      exit(code) {
+        hostDone('exit', StringCtor(exitCode(code)));
+        // The run is over: nothing the program does from here on reaches the host.
+        throw new ErrorCtor('process.exit(' + StringCtor(code) + ')');
+      },
+    };
+    globalThis.process = processObject;
 
     // Timers: setTimeout, setInterval and their clear functions, plus queueMicrotask.
     const timers = new MapCtor();

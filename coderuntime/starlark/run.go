@@ -45,6 +45,11 @@ type execution struct {
 	waited    time.Duration // time spent in binding calls, which is not busy time
 	nextClock uint64        // the step count at which to read the clock next
 	nextSeq   uint64        // the sequence number of the next binding call (coderuntime.WithCallSeq)
+	heapLimit uint64        // MaxHeapMB in bytes
+	nextHeap  uint64        // the step count at which to size the program's heap next
+	nextAlloc uint64        // the step count at which to read the allocation counter next
+	allocBase uint64        // the allocation counter at the last heap measurement
+	heapSlack uint64        // allocation since the last measurement that triggers the next
 
 	mu       sync.Mutex
 	finished bool                 // the program returned: later outcomes lose
@@ -130,6 +135,26 @@ func (r *execution) onSteps(thread *star.Thread) {
 			Message: r.traceback(thread.CallStack()) + "Error: maximum call depth exceeded (" + strconv.Itoa(cfg.MaxCallDepth) + " frames)"})
 		return
 	}
+	due := steps >= r.nextHeap
+	if !due && steps >= r.nextAlloc {
+		// Much allocation (by anyone in the process) since the last measurement brings the
+		// next one forward: the allocation is only a trigger, what counts is what this
+		// program holds.
+		due = allocated()-r.allocBase > r.heapSlack
+		r.nextAlloc = steps + allocCheckInterval
+	}
+	if due {
+		m := measureHeap(thread)
+		if m.bytes > r.heapLimit {
+			r.settle(coderuntime.Failure{Kind: coderuntime.FailureWorkerExit,
+				Message: "worker error: heap limit exceeded (the program holds more than " + coderuntime.FormatNumber(cfg.MaxHeapMB) + " MiB)"})
+			return
+		}
+		r.nextHeap = steps + max(heapCheckInterval, m.visited)
+		r.nextAlloc = steps + allocCheckInterval
+		r.allocBase = allocated()
+		r.heapSlack = max((r.heapLimit-m.bytes)/2, 1<<20)
+	}
 	r.arm(thread)
 }
 
@@ -140,7 +165,7 @@ func (r *execution) onSteps(thread *star.Thread) {
 func (r *execution) arm(thread *star.Thread) {
 	cfg := &r.rt.cfg
 	steps := thread.Steps
-	next := r.nextClock
+	next := min(r.nextClock, r.nextHeap, r.nextAlloc)
 	room := max(uint64(cfg.MaxCallDepth-thread.CallStackDepth())/2, 1)
 	next = min(next, steps+room)
 	if cfg.MaxSteps > 0 {

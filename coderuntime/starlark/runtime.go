@@ -65,10 +65,14 @@
 // MaxCallDepth bounds recursion (Starlark frames cost Go stack). Output follows
 // coderuntime.Ledger exactly.
 //
-// Starlark has no heap of its own to limit. MaxHeapMB bounds how much the process's live
-// heap grows while a run is in progress, sampled every 10 ms; it is a process-wide
-// measure, so concurrent runs share it, and the sample only moves at garbage collections.
-// Starlark itself caps a single repetition ("x" * n, list * n) at 2^30 elements, and the
+// Starlark has no heap of its own to limit. MaxHeapMB bounds what each program holds:
+// at its step checkpoints a run sizes the values reachable from the program's globals and
+// from the locals and captured variables of its active frames (strings and bytes by their
+// length, containers by their slots), at intervals that grow with what it holds, and fails
+// with a worker-exit "heap limit exceeded" once the estimate passes the budget. Other runs
+// and the host are never counted. A value held only on the interpreter's operand stack (a
+// list comprehension still being built) is counted once it is bound to a name. Starlark
+// itself caps a single repetition ("x" * n, list * n) at 2^30 elements, and the
 // compute budget bounds how long a program can keep allocating. A single built-in call
 // (sorting a huge list, say) is not interrupted until it returns.
 //
@@ -80,7 +84,6 @@ package starlark
 import (
 	"context"
 	"fmt"
-	"runtime/metrics"
 	"sync"
 	"time"
 
@@ -97,9 +100,6 @@ const (
 	DefaultMaxCallDepth   = 10000
 	DefaultMaxHeapMB      = coderuntime.DefaultMaxHeapMB
 )
-
-// heapPollInterval is how often a run samples the process's live heap.
-const heapPollInterval = 10 * time.Millisecond
 
 // maxCallDepth is Starlark's own limit on recursion (it reports "Starlark stack overflow").
 const maxCallDepth = 100000
@@ -119,9 +119,8 @@ type Config struct {
 	// MaxCallDepth caps the call stack (Starlark functions and built-ins) of a run; deeper
 	// recursion fails the run with an exception.
 	MaxCallDepth int `json:"maxCallDepth"`
-	// MaxHeapMB bounds, in MiB, how much the process's live heap may grow while a run is in
-	// progress (Starlark has no heap of its own to limit). It is a process-wide measure:
-	// runs in progress at the same time share it.
+	// MaxHeapMB bounds, in MiB, the values a program holds (Starlark has no heap of its
+	// own to limit): each run is measured on its own, see the package documentation.
 	MaxHeapMB float64 `json:"maxHeapMb"`
 }
 
@@ -213,7 +212,10 @@ func (r *Runtime) Run(ctx context.Context, req coderuntime.Request) (coderuntime
 		return ledger.Failure(nil, coderuntime.Failure{Kind: coderuntime.FailureException, Message: err.Error()}).Normalized(), nil
 	}
 
-	state := &execution{rt: r, cols: c.cols, ledger: ledger, nextClock: checkInterval}
+	state := &execution{rt: r, cols: c.cols, ledger: ledger, nextClock: checkInterval,
+		heapLimit: uint64(r.cfg.MaxHeapMB * (1 << 20)), nextHeap: heapCheckInterval, nextAlloc: allocCheckInterval}
+	state.heapSlack = max(state.heapLimit/2, 1<<20)
+	state.allocBase = allocated()
 	state.callCtx, state.cancelCalls = context.WithCancelCause(ctx)
 	defer state.cancelCalls(coderuntime.ErrRunSettled)
 	state.thread = &star.Thread{
@@ -232,7 +234,6 @@ func (r *Runtime) Run(ctx context.Context, req coderuntime.Request) (coderuntime
 		err      error
 	}
 	done := make(chan outcome, 1)
-	baseHeap := liveHeap()
 	state.start = time.Now()
 	go func() {
 		value, panicked, err := state.execute(c.prog, env)
@@ -240,9 +241,6 @@ func (r *Runtime) Run(ctx context.Context, req coderuntime.Request) (coderuntime
 	}()
 	wall := time.NewTimer(time.Duration(r.cfg.MaxWallMs * float64(time.Millisecond)))
 	defer wall.Stop()
-	heap := time.NewTicker(heapPollInterval)
-	defer heap.Stop()
-	heapLimit := baseHeap + uint64(r.cfg.MaxHeapMB*(1<<20))
 	var o outcome
 	for wait := true; wait; {
 		select {
@@ -258,12 +256,6 @@ func (r *Runtime) Run(ctx context.Context, req coderuntime.Request) (coderuntime
 			state.settle(coderuntime.Failure{Kind: coderuntime.FailureTimeout,
 				Message: "wall-clock ceiling reached (" + coderuntime.FormatNumber(r.cfg.MaxWallMs) + "ms)"})
 			o, wait = <-done, false
-		case <-heap.C:
-			if liveHeap() > heapLimit {
-				state.settle(coderuntime.Failure{Kind: coderuntime.FailureWorkerExit,
-					Message: "worker error: heap limit exceeded (the live heap grew by more than " + coderuntime.FormatNumber(r.cfg.MaxHeapMB) + " MiB)"})
-				o, wait = <-done, false
-			}
 		}
 	}
 	return state.result(o.value, o.panicked, o.err).Normalized(), nil
@@ -283,14 +275,4 @@ func (r *Runtime) environment(bindings []coderuntime.Namespace) star.StringDict 
 		}
 	}
 	return env
-}
-
-// liveHeap returns the process's live heap bytes as of the last garbage collection.
-func liveHeap() uint64 {
-	sample := [1]metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(sample[:])
-	if sample[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return sample[0].Value.Uint64()
 }

@@ -687,10 +687,62 @@ func TestWallClock(t *testing.T) {
 }
 
 func TestHeapLimit(t *testing.T) {
+	const exceeded = "worker error: heap limit exceeded (the program holds more than 16 MiB)"
+	// spin runs enough steps after an allocation for a heap checkpoint to come.
+	const spin = "\nn = 0\nfor i in range(20000):\n    n += 1\n"
+	tests := []struct {
+		name, program string
+		fail          bool
+	}{
+		{"a growing global list", "hog = []\nwhile True:\n    hog.append('x' * 1000000 + str(len(hog)))", true},
+		{"a local in a function", "def f():\n    hog = []\n    while True:\n        hog.append('x' * 100000 + str(len(hog)))\nf()", true},
+		{"dict values", "d = {}\nwhile True:\n    d[len(d)] = 'y' * 500000", true},
+		{"a captured variable", "def outer():\n    hog = []\n    def grow():\n        while True:\n            hog.append('z' * 300000 + str(len(hog)))\n    grow()\nouter()", true},
+		{"one big string", "s = 'x' * (17 << 20)" + spin, true},
+		{"many small values", "l = []\nwhile True:\n    l.append(list(range(20)))", true},
+		{"below the limit", "s = 'x' * (12 << 20)" + spin + "return len(s)", false},
+		{"a shared tuple is counted once", "t = ()\nfor i in range(60):\n    t = (t, t)" + spin + "return 1", false},
+		{"a cycle ends the walk", "l = []\nl.append(l)\nd = {}\nd['self'] = d" + spin + "return 1", false},
+		{"what is dropped is not counted", "for i in range(10):\n    s = 'x' * (4 << 20)" + spin + "return 1", false},
+	}
 	rt := newRuntime(t, Config{MaxHeapMB: 16, ComputeMs: 60000, MaxWallMs: 60000})
-	res := run(t, rt, "hog = []\nwhile True:\n    hog.append('x' * 1000000 + str(len(hog)))", nil)
-	wantFailure(t, res, coderuntime.FailureWorkerExit, "worker error: heap limit exceeded (the live heap grew by more than 16 MiB)")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := run(t, rt, tt.program, nil)
+			if tt.fail {
+				wantFailure(t, res, coderuntime.FailureWorkerExit, exceeded)
+			} else if res.Error != nil {
+				t.Fatalf("run failed: %v", res.Error)
+			}
+		})
+	}
 	wantValue(t, run(t, rt, `return "alive"`, nil), `"alive"`)
+	// Nothing of Node's process exists in Starlark.
+	wantFailure(t, run(t, rt, "process.exit(1)", nil), coderuntime.FailureException, "program.star:1:1: undefined: process")
+}
+
+// TestHeapLimitIsPerProgram: two runs in progress at once, each holding less than the
+// budget but together more, both complete: a run is charged for its own values only.
+func TestHeapLimitIsPerProgram(t *testing.T) {
+	rt := newRuntime(t, Config{MaxHeapMB: 16, ComputeMs: 60000, MaxWallMs: 60000})
+	holding := make(chan struct{})
+	release := make(chan struct{})
+	first := make(chan coderuntime.Result, 1)
+	go func() {
+		first <- run(t, rt, "s = 'a' * (12 << 20)\nawait tools.hold({})\nn = 0\nfor i in range(20000):\n    n += 1\nreturn len(s)",
+			tools(map[string]coderuntime.Func{"hold": func(ctx context.Context, _ any) (any, error) {
+				close(holding)
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return nil, nil
+			}}))
+	}()
+	<-holding
+	wantValue(t, run(t, rt, "s = 'b' * (12 << 20)\nn = 0\nfor i in range(20000):\n    n += 1\nreturn len(s)", nil), "12582912")
+	close(release)
+	wantValue(t, <-first, "12582912")
 }
 
 func TestRunsAreIsolated(t *testing.T) {

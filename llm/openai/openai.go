@@ -132,6 +132,37 @@ type Config struct {
 	// OmitReasoning stops reasoning blocks from being sent back as reasoning_content, for
 	// servers that reject the field. DeepSeek needs it for thinking mode with tools.
 	OmitReasoning bool
+	// ImageInput says whether the model accepts images: ImageInputAuto (the default) means
+	// no for DeepSeek's API, whose chat models take text only, and yes for any other
+	// endpoint. With image input, the image blocks of a request whose Attachments can read
+	// them are sent as image_url parts with data URLs; without it, as text notes.
+	ImageInput ImageInput
+	// MaxRequestImages and MaxRequestImageBytes bound the images one request carries: the
+	// newest images of the conversation are sent up to these (DefaultMaxRequestImages and
+	// DefaultMaxRequestImageBytes when zero), older ones are replaced by a note.
+	MaxRequestImages     int
+	MaxRequestImageBytes int64
+}
+
+// Defaults of the request image budget.
+const (
+	DefaultMaxRequestImages     = 20
+	DefaultMaxRequestImageBytes = 32 << 20
+)
+
+// ImageInput says whether a model accepts image input.
+type ImageInput string
+
+// ImageInput values.
+const (
+	ImageInputAuto ImageInput = ""
+	ImageInputOn   ImageInput = "on"
+	ImageInputOff  ImageInput = "off"
+)
+
+// AcceptsImages reports whether the model is sent images (see Config.ImageInput).
+func (m *Model) AcceptsImages() bool {
+	return m.images
 }
 
 // ConfigFromEnv returns a Config whose APIKey is read from the environment variable named
@@ -162,6 +193,7 @@ type Model struct {
 	baseURL string // without a trailing slash
 	url     string // the chat-completions endpoint
 	client  *http.Client
+	images  bool // the model is sent images (Config.ImageInput resolved)
 
 	// sleep waits between retries; tests replace it to observe delays without waiting.
 	sleep func(done <-chan struct{}, d time.Duration) bool
@@ -192,6 +224,12 @@ func New(cfg Config) (*Model, error) {
 	}
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.MaxRequestImages <= 0 {
+		cfg.MaxRequestImages = DefaultMaxRequestImages
+	}
+	if cfg.MaxRequestImageBytes <= 0 {
+		cfg.MaxRequestImageBytes = DefaultMaxRequestImageBytes
 	}
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = DefaultUserAgent
@@ -240,7 +278,13 @@ func New(cfg Config) (*Model, error) {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	return &Model{cfg: cfg, baseURL: base, url: base + "/chat/completions", client: client, sleep: sleep}, nil
+	switch cfg.ImageInput {
+	case ImageInputAuto, ImageInputOn, ImageInputOff:
+	default:
+		return nil, fmt.Errorf("openai: image input %q must be %q, %q or empty (auto)", cfg.ImageInput, ImageInputOn, ImageInputOff)
+	}
+	images := cfg.ImageInput == ImageInputOn || cfg.ImageInput == ImageInputAuto && !isDeepSeek
+	return &Model{cfg: cfg, baseURL: base, url: base + "/chat/completions", client: client, sleep: sleep, images: images}, nil
 }
 
 // Name returns the model identifier requests are sent with.

@@ -49,6 +49,18 @@ type Config struct {
 	// NoObservation turns the observation policy off: write and edit then act on the current
 	// file without requiring or checking an earlier read.
 	NoObservation bool
+	// Images, when set, adds the read_image tool, which stores the images it reads there
+	// (a session's attachment store) so that the model receives them.
+	Images ImageStore
+	// ImageMaxBytes caps the size of an image file read_image accepts
+	// (DefaultImageMaxBytes when zero).
+	ImageMaxBytes int64
+	// ImageMaxDimension is the longest side, in pixels, of the image the model receives;
+	// larger images are downscaled (DefaultImageMaxDimension when zero).
+	ImageMaxDimension int
+	// ImageRefusal, when set, makes read_image refuse every call with this reason, e.g.
+	// that the model in use takes no image input.
+	ImageRefusal string
 }
 
 // withDefaults returns c with defaults filled in, or an error naming a negative cap.
@@ -61,6 +73,7 @@ func (c Config) withDefaults() (Config, error) {
 		{"ReadLimit", &c.ReadLimit, DefaultReadLimit},
 		{"ReadMaxLineLength", &c.ReadMaxLineLength, DefaultReadMaxLineLength},
 		{"ReadMaxBytes", &c.ReadMaxBytes, DefaultReadMaxBytes},
+		{"ImageMaxDimension", &c.ImageMaxDimension, DefaultImageMaxDimension},
 	}
 	for _, f := range ints {
 		if *f.v < 0 {
@@ -77,6 +90,7 @@ func (c Config) withDefaults() (Config, error) {
 	}{
 		{"ReadStreamMinSize", &c.ReadStreamMinSize, DefaultReadStreamMinSize},
 		{"DiffBasisMaxBytes", &c.DiffBasisMaxBytes, DefaultDiffBasisMaxBytes},
+		{"ImageMaxBytes", &c.ImageMaxBytes, DefaultImageMaxBytes},
 	}
 	for _, f := range int64s {
 		if *f.v < 0 {

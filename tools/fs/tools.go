@@ -27,6 +27,7 @@ type Tools struct {
 	editMax int64
 
 	read, write, edit *tool.Definition
+	readImage         *tool.Definition // nil without Config.Images
 }
 
 // New opens the workspace of cfg and builds the read, write and edit tools.
@@ -57,6 +58,9 @@ func New(cfg Config) (*Tools, error) {
 		if t.write, err = t.newWrite(); err == nil {
 			t.edit, err = t.newEdit()
 		}
+	}
+	if err == nil && cfg.Images != nil {
+		t.readImage, err = t.newReadImage()
 	}
 	if err != nil {
 		t.Close()
@@ -103,10 +107,18 @@ func (t *Tools) Register(scope *tool.Scope) (unregister func(), err error) {
 	return undo, nil
 }
 
-// Definitions returns the read, write and edit definitions, in that order.
+// Definitions returns the read, write and edit definitions, in that order, then
+// read_image when Config.Images is set.
 func (t *Tools) Definitions() []*tool.Definition {
-	return []*tool.Definition{t.read, t.write, t.edit}
+	defs := []*tool.Definition{t.read, t.write, t.edit}
+	if t.readImage != nil {
+		defs = append(defs, t.readImage)
+	}
+	return defs
 }
+
+// ReadImage returns the read_image tool, or nil without Config.Images.
+func (t *Tools) ReadImage() *tool.Definition { return t.readImage }
 
 // Read returns the read tool.
 func (t *Tools) Read() *tool.Definition { return t.read }
