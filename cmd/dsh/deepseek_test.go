@@ -173,10 +173,10 @@ func TestRunRetriesOnlyTransientFailures(t *testing.T) {
 		requests int
 		want     string
 	}{
-		{"400", []deepseektest.Reply{deepseektest.Fail(400)}, 1, "rejected the request (HTTP 400): Invalid request\n"},
+		{"400", []deepseektest.Reply{deepseektest.Fail(400)}, 1, "rejected the request (HTTP 400): Invalid request (INVALID_REQUEST)\n"},
 		{"401", []deepseektest.Reply{deepseektest.Fail(401)}, 1, "the API key was rejected by"},
 		{"401 in the stream", []deepseektest.Reply{{Status: 401, InBand: true}}, 1, "reported an error in the middle of the stream (HTTP 401): Authentication Fails, Your api key is invalid (check DEEPSEEK_API_KEY)"},
-		{"400 in the stream", []deepseektest.Reply{{Status: 400, InBand: true, Message: "bad"}}, 1, "(HTTP 400): bad\n"},
+		{"400 in the stream", []deepseektest.Reply{{Status: 400, InBand: true, Message: "bad"}}, 1, "(HTTP 400): bad (INVALID_REQUEST)\n"},
 		{"503 then ok", []deepseektest.Reply{{Status: 503, RetryAfter: time.Millisecond}, deepseektest.Text("ok")}, 2, ""},
 	}
 	for _, tt := range tests {

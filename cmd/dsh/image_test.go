@@ -82,17 +82,17 @@ func TestRunImages(t *testing.T) {
 	}
 }
 
-// TestReadImageRefusedForTextOnlyModel: with DeepSeek's text-only API, read_image refuses
+// TestReadImageRefusedForTextOnlyModel: with DeepSeek's text-only model, read_image refuses
 // with the reason instead of storing an image the model cannot see.
 func TestReadImageRefusedForTextOnlyModel(t *testing.T) {
 	if got := imageRefusal(nil); got != "" {
 		t.Fatalf("no model: %q", got)
 	}
-	m, err := openai.New(openai.Config{APIKey: "sk-test"})
+	m, err := openai.New(openai.Config{APIKey: "sk-test", Model: "deepseek-v4-pro"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := imageRefusal(m); !strings.Contains(got, `model "deepseek-chat" does not accept image input`) {
+	if got := imageRefusal(m); !strings.Contains(got, `model "deepseek-v4-pro" does not accept image input`) {
 		t.Fatalf("refusal = %q", got)
 	}
 	local, err := openai.New(openai.Config{BaseURL: "http://localhost:1/v1"})

@@ -19,6 +19,7 @@ import (
 	"github.com/dsh-go/dsh/coderuntime/quickjs"
 	"github.com/dsh-go/dsh/coderuntime/starlark"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/protect"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/policy/approval"
@@ -142,11 +143,13 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 		return nil, fmt.Errorf("search tools: %w", err)
 	}
 	// Commands may not change the repository's metadata, the project's dsh configuration
-	// or dsh's home, even inside the writable workspace (enforced under the sandbox).
-	protected := []string{filepath.Join(ws, ".git"), filepath.Join(ws, ".dsh")}
-	if filepath.IsAbs(c.Home) {
-		protected = append(protected, c.Home)
+	// or dsh's home, even inside the writable workspace (enforced under the sandbox): the
+	// same protected set the file tools refuse, less what the user opened.
+	prot, err := protect.New(protect.Config{Workspace: ws, Home: c.Home, Open: c.OpenProtected})
+	if err != nil {
+		return nil, fmt.Errorf("protected paths: %w", err)
 	}
+	protected := sandboxReadOnly(prot)
 	shellCfg := shell.Config{Root: ws, Sandbox: c.ShellSandbox(), SpillDir: spillDir,
 		ReadOnlyPaths:  protected,
 		MaxProcesses:   c.Shell.MaxProcesses,
@@ -398,3 +401,24 @@ func redactConfig(c redact.Config, log session.Log) redact.Config {
 
 // redactEventType is the session event recording what the redaction policy did to a result.
 const redactEventType = "redact/applied"
+
+// sandboxReadOnly returns the protected paths a sandboxed command gets read-only: every
+// protected path the user did not open. A path opened inside a protected directory (say
+// .git/hooks) opens it to the file tools only; commands under the sandbox can write it
+// once its whole protected directory is opened.
+func sandboxReadOnly(prot *protect.Set) []string {
+	var out []string
+	for _, p := range prot.Paths() {
+		opened := false
+		for _, o := range prot.Opened() {
+			if o == p || strings.HasPrefix(p, o+string(filepath.Separator)) {
+				opened = true
+				break
+			}
+		}
+		if !opened {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -50,7 +50,8 @@ func TestRequestBodyImages(t *testing.T) {
 	}{
 		{"an endpoint with image input", Config{BaseURL: "http://localhost:1/v1"}, true, wantImages},
 		{"image input forced on", Config{BaseURL: "https://api.deepseek.com", APIKey: "k", ImageInput: ImageInputOn}, true, wantImages},
-		{"DeepSeek takes text only", Config{BaseURL: "https://api.deepseek.com", APIKey: "k"}, true, wantText},
+		{"DeepSeek's flash model takes images", Config{BaseURL: "https://api.deepseek.com", APIKey: "k", Model: "deepseek-flash"}, true, wantImages},
+		{"DeepSeek's pro model takes text only", Config{BaseURL: "https://api.deepseek.com", APIKey: "k", Model: "deepseek-v4-pro"}, true, wantText},
 		{"image input off", Config{BaseURL: "http://localhost:1/v1", ImageInput: ImageInputOff}, true, wantText},
 		{"no attachment reader", Config{BaseURL: "http://localhost:1/v1"}, false, wantText},
 	} {

@@ -133,8 +133,9 @@ type Config struct {
 	// servers that reject the field. DeepSeek needs it for thinking mode with tools.
 	OmitReasoning bool
 	// ImageInput says whether the model accepts images: ImageInputAuto (the default) means
-	// no for DeepSeek's API, whose chat models take text only, and yes for any other
-	// endpoint. With image input, the image blocks of a request whose Attachments can read
+	// yes for any endpoint but DeepSeek's API, and there only for the models that take image
+	// input (deepseek-flash and its older id deepseek-v4-flash; deepseek-v4-pro takes text
+	// only). With image input, the image blocks of a request whose Attachments can read
 	// them are sent as image_url parts with data URLs; without it, as text notes.
 	ImageInput ImageInput
 	// MaxRequestImages and MaxRequestImageBytes bound the images one request carries: the
@@ -283,7 +284,7 @@ func New(cfg Config) (*Model, error) {
 	default:
 		return nil, fmt.Errorf("openai: image input %q must be %q, %q or empty (auto)", cfg.ImageInput, ImageInputOn, ImageInputOff)
 	}
-	images := cfg.ImageInput == ImageInputOn || cfg.ImageInput == ImageInputAuto && !isDeepSeek
+	images := cfg.ImageInput == ImageInputOn || cfg.ImageInput == ImageInputAuto && (!isDeepSeek || deepSeekSeesImages(cfg.Model))
 	return &Model{cfg: cfg, baseURL: base, url: base + "/chat/completions", client: client, sleep: sleep, images: images}, nil
 }
 
@@ -315,4 +316,15 @@ func sleep(done <-chan struct{}, d time.Duration) bool {
 	case <-done:
 		return false
 	}
+}
+
+// deepSeekSeesImages reports whether a model of DeepSeek's API takes image input: as of
+// 2026-12-01 DeepSeek-V4.1-Flash does, under its name deepseek-flash and its older id
+// deepseek-v4-flash.
+func deepSeekSeesImages(model string) bool {
+	switch model {
+	case "deepseek-flash", "deepseek-v4-flash":
+		return true
+	}
+	return false
 }
