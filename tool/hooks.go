@@ -18,10 +18,13 @@ const (
 )
 
 // PreDecision is a pre-execute verdict: allow, deny with a reason, or ask for approval with an
-// optional reason. There is deliberately no argument rewrite.
+// optional reason. There is deliberately no argument rewrite. A denial may carry Info, a
+// stable code for callers that tell refusals apart (DenyWith); without it a denial has no
+// code.
 type PreDecision struct {
 	Kind   PreDecisionKind
 	Reason string
+	Info   *Info
 }
 
 // Allow lets the call proceed.
@@ -29,6 +32,13 @@ func Allow() PreDecision { return PreDecision{} }
 
 // Deny refuses the call; the model reads "Error: <reason>".
 func Deny(reason string) PreDecision { return PreDecision{Kind: PreDeny, Reason: reason} }
+
+// DenyWith refuses the call as Deny does, and gives the failure the error info (name and
+// code) of info, so that a policy's refusals have a stable code (the permission rules'
+// PERMISSION_DENIED, say).
+func DenyWith(reason string, info Info) PreDecision {
+	return PreDecision{Kind: PreDeny, Reason: reason, Info: &info}
+}
 
 // Ask sends the call to the approval service; reason is shown to the person asked.
 func Ask(reason string) PreDecision { return PreDecision{Kind: PreAsk, Reason: reason} }

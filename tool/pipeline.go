@@ -148,7 +148,7 @@ func (inv *Invocation) prepare() (*Result, bool, error) {
 }
 
 // prepareContained runs prepareHooks on a goroutine of its own.
-func (inv *Invocation) prepareContained(pre []*hook[PreExecuteFunc], guards []GuardFunc) (*Result, bool, error) {
+func (inv *Invocation) prepareContained(pre []*hook[PreExecuteFunc], guards []CodedGuardFunc) (*Result, bool, error) {
 	p := &prepareRun{inv: inv, pre: pre, guards: guards}
 	if stop := contain.CallWith(p, (*prepareRun).run); stop != nil {
 		return nil, false, stopFailure(inv.exec.name, inv.where, stop)
@@ -160,7 +160,7 @@ func (inv *Invocation) prepareContained(pre []*hook[PreExecuteFunc], guards []Gu
 type prepareRun struct {
 	inv    *Invocation
 	pre    []*hook[PreExecuteFunc]
-	guards []GuardFunc
+	guards []CodedGuardFunc
 	res    *Result
 	post   bool
 	err    error
@@ -169,7 +169,7 @@ type prepareRun struct {
 func (p *prepareRun) run() { p.res, p.post, p.err = p.inv.prepareHooks(p.pre, p.guards) }
 
 // prepareHooks is prepare's work; inv.where names the kind of code running, for a Goexit.
-func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []GuardFunc) (res *Result, post bool, err error) {
+func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []CodedGuardFunc) (res *Result, post bool, err error) {
 	where := &inv.where
 	defer func() {
 		if p := recover(); p != nil {
@@ -185,7 +185,7 @@ func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []GuardF
 	switch d.Kind {
 	case PreAllow:
 	case PreDeny:
-		return Denied(d.Reason), true, nil
+		return deniedWith(d.Reason, d.Info), true, nil
 	case PreAsk:
 		*where = "the approver"
 		reason, approvalCancelled, err := r.resolveAsk(ctx, exec, d)
@@ -203,8 +203,8 @@ func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []GuardF
 	}
 	*where = "a guard"
 	for _, g := range guards {
-		if reason := g(exec); reason != "" {
-			return Denied(reason), true, nil
+		if reason, info := g(exec); reason != "" {
+			return deniedWith(reason, info), true, nil
 		}
 	}
 	if ctx.Err() != nil {

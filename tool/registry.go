@@ -123,6 +123,9 @@ func (r *Registry) Register(def *Definition) (unregister func(), err error) {
 // Guard adds a global guard; see Scope.Guard.
 func (r *Registry) Guard(fn GuardFunc) (remove func()) { return r.root.Guard(fn) }
 
+// GuardCoded adds a global guard whose denials carry a code; see Scope.GuardCoded.
+func (r *Registry) GuardCoded(fn CodedGuardFunc) (remove func()) { return r.root.GuardCoded(fn) }
+
 // layer is one set of contributions: the global layer or one scope's own layer.
 type layer struct {
 	tools        []*entry
@@ -171,12 +174,16 @@ func (x *restriction) admits(name string) bool {
 	return true
 }
 
-type guardEntry struct{ fn GuardFunc }
+type guardEntry struct{ fn CodedGuardFunc }
 
 // GuardFunc is a monotonic guard: it returns a non-empty reason to deny a call, or "" to let
 // it through. Guards run after every pre-execute hook and after approval, so no hook can undo
 // their denial. A guard must not modify the execution it is given.
 type GuardFunc func(exec *Execution) string
+
+// CodedGuardFunc is a guard whose denial may carry error info (name and code), as DenyWith
+// gives a pre-execute denial; a nil info denies without a code.
+type CodedGuardFunc func(exec *Execution) (reason string, info *Info)
 
 // Filter is a restriction of the tools a scope inherits. A nil list is "not given"; an empty
 // non-nil Allow admits nothing.
@@ -513,6 +520,12 @@ func toSet(names []string) map[string]struct{} {
 // Guard adds a monotonic guard to this scope's layer (SPEC §2.6). Global guards see every
 // call; a scope's guards see calls of that scope and its descendants.
 func (s *Scope) Guard(fn GuardFunc) (remove func()) {
+	return s.GuardCoded(func(exec *Execution) (string, *Info) { return fn(exec), nil })
+}
+
+// GuardCoded adds a guard as Guard does, whose denial carries the info it returns (name
+// and code) in the failure's error.
+func (s *Scope) GuardCoded(fn CodedGuardFunc) (remove func()) {
 	g := &guardEntry{fn: fn}
 	r := s.reg
 	r.mu.Lock()
@@ -794,10 +807,10 @@ func (r *Registry) Definitions(scope *Scope) []*Definition {
 
 // guards returns a snapshot of the guards for exec in the order they are evaluated: global
 // guards, then, for a call with an agent, each layer of its chain farthest first.
-func (r *Registry) guards(exec *Execution) []GuardFunc {
+func (r *Registry) guards(exec *Execution) []CodedGuardFunc {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	var gs []GuardFunc
+	var gs []CodedGuardFunc
 	for _, g := range r.global.guards {
 		gs = append(gs, g.fn)
 	}

@@ -53,6 +53,16 @@ func Denied(reason string) *Result {
 	}
 }
 
+// deniedWith is Denied with the error info of a coded denial (nil: none).
+func deniedWith(reason string, info *Info) *Result {
+	res := Denied(reason)
+	if info != nil {
+		i := *info
+		res.Error.Info = &i
+	}
+	return res
+}
+
 // abortResult is the cancellation result: ABORTED when the body was invoked, else
 // ABORTED_BEFORE_DISPATCH.
 func abortResult(bodyInvoked bool) *Result {

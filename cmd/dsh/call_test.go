@@ -60,7 +60,7 @@ func TestCallJSON(t *testing.T) {
 				`"meta":{"path":"` + ws + `/a.txt","offset":1,"lines":[{"number":1,"text":"one"},{"number":2,"text":"two"}],"totalLines":2},` +
 				`"value":{"path":"` + ws + `/a.txt","offset":1,"lines":[{"number":1,"text":"one"},{"number":2,"text":"two"}],"totalLines":2}}`},
 		{"denied by a rule", []string{"bash", `{"command":"rm -rf /tmp/x","description":"Remove x"}`, "--deny", "bash(rm *)"}, 1,
-			`{"isError":true,"error":{"message":"tool \"bash\" is denied by permission rule \"bash(rm *)\""},"content":[{"type":"text","text":"Error: tool \"bash\" is denied by permission rule \"bash(rm *)\""}]}`},
+			`{"isError":true,"error":{"message":"tool \"bash\" is denied by permission rule \"bash(rm *)\"","info":{"name":"PermissionDeniedError","code":"PERMISSION_DENIED"}},"content":[{"type":"text","text":"Error: tool \"bash\" is denied by permission rule \"bash(rm *)\""}]}`},
 		{"ask without an approver", []string{"bash", `{"command":"git push","description":"Push"}`, "--ask", "bash(git push*)"}, 1,
 			`{"isError":true,"error":{"message":"tool \"bash\" requires approval, but no approval channel is available"},"content":[{"type":"text","text":"Error: tool \"bash\" requires approval, but no approval channel is available"}]}`},
 		{"invalid arguments", []string{"read", `{"file_path":1}`}, 1,

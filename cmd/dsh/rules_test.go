@@ -62,6 +62,10 @@ func TestDenyBypassesEndToEnd(t *testing.T) {
 			if res["isError"] != true || !strings.HasPrefix(msg, `tool "bash" is denied by permission rule "bash(rm *)"`) {
 				t.Errorf("result %v (stderr %q), want the rule's denial", res, stderr)
 			}
+			// The refusal has a stable code.
+			if info, _ := res["error"].(map[string]any)["info"].(map[string]any); info["code"] != "PERMISSION_DENIED" || info["name"] != "PermissionDeniedError" {
+				t.Errorf("error info %v, want PermissionDeniedError / PERMISSION_DENIED", info)
+			}
 			if !kept {
 				t.Errorf("f1 was removed")
 			}

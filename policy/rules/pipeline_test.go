@@ -93,7 +93,7 @@ func ptr(d tool.PreDecision) *tool.PreDecision { return &d }
 func TestPipeline(t *testing.T) {
 	const (
 		ran      = `{"isError":false,"content":[{"type":"text","text":"ran"}],"value":"ran"}`
-		denied   = `{"isError":true,"error":{"message":"tool \"bash\" is denied by permission rule \"bash(rm *)\""},"content":[{"type":"text","text":"Error: tool \"bash\" is denied by permission rule \"bash(rm *)\""}]}`
+		denied   = `{"isError":true,"error":{"message":"tool \"bash\" is denied by permission rule \"bash(rm *)\"","info":{"name":"PermissionDeniedError","code":"PERMISSION_DENIED"}},"content":[{"type":"text","text":"Error: tool \"bash\" is denied by permission rule \"bash(rm *)\""}]}`
 		askNoSvc = `{"isError":true,"error":{"message":"tool \"bash\" requires approval by permission rule \"bash(git push*)\""},"content":[{"type":"text","text":"Error: tool \"bash\" requires approval by permission rule \"bash(git push*)\""}]}`
 		later    = `{"isError":true,"error":{"message":"later says no"},"content":[{"type":"text","text":"Error: later says no"}]}`
 	)
@@ -148,7 +148,7 @@ func TestPipeline(t *testing.T) {
 // TestDenyCannotBeUndone checks the guard: hooks that run before the rules' hook (registered
 // later with Prepend) and force allow, or an approval that grants, still lose to a deny rule.
 func TestDenyCannotBeUndone(t *testing.T) {
-	const want = `{"isError":true,"error":{"message":"tool \"bash\" is denied by permission rule \"bash(rm *)\""},"content":[{"type":"text","text":"Error: tool \"bash\" is denied by permission rule \"bash(rm *)\""}]}`
+	const want = `{"isError":true,"error":{"message":"tool \"bash\" is denied by permission rule \"bash(rm *)\"","info":{"name":"PermissionDeniedError","code":"PERMISSION_DENIED"}},"content":[{"type":"text","text":"Error: tool \"bash\" is denied by permission rule \"bash(rm *)\""}]}`
 	t.Run("a later hook in front force-allows", func(t *testing.T) {
 		p := newPipeline(t, standard)
 		var consulted atomic.Bool

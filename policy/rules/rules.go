@@ -171,7 +171,7 @@ func (r *Rules) Install(scope *tool.Scope) (undo func(), err error) {
 		return nil, errors.New("rules: Install needs a scope (use reg.Global() for every call)")
 	}
 	removePre := scope.OnPreExecute(r.PreExecute, tool.Prepend())
-	removeGuard := scope.Guard(r.Guard)
+	removeGuard := scope.GuardCoded(r.Guard)
 	return func() {
 		removeGuard()
 		removePre()
@@ -186,7 +186,7 @@ func (r *Rules) PreExecute(_ context.Context, exec *tool.Execution, next func() 
 	v := r.Evaluate(exec.Name(), args)
 	switch v.Kind {
 	case Denied:
-		return tool.Deny(v.Reason(exec.Name())), nil
+		return tool.DenyWith(v.Reason(exec.Name()), tool.Info{Name: NameDenied, Code: CodeDenied}), nil
 	case Asked, Allowed:
 		d, err := next()
 		if err != nil || d.Kind == tool.PreDeny {
@@ -201,14 +201,23 @@ func (r *Rules) PreExecute(_ context.Context, exec *tool.Execution, next func() 
 	}
 }
 
-// Guard is the rules' guard: it returns the deny reason when a deny rule matches the call.
-func (r *Rules) Guard(exec *tool.Execution) string {
+// The error info of a call a deny rule refused, so that a caller, a log reader or a test can
+// tell the rules' refusals from other failures.
+const (
+	CodeDenied = "PERMISSION_DENIED"
+	NameDenied = "PermissionDeniedError"
+)
+
+// Guard is the rules' guard: it returns the deny reason, with code CodeDenied, when a deny rule
+// matches the call.
+func (r *Rules) Guard(exec *tool.Execution) (string, *tool.Info) {
 	args, _ := exec.Args()
 	c := call{r: r, name: exec.Name(), args: args}
 	if p, why := c.firstMatch(r.c.deny); p != nil {
-		return Verdict{Kind: Denied, Rule: p.raw, Unresolved: why}.Reason(exec.Name())
+		info := tool.Info{Name: NameDenied, Code: CodeDenied}
+		return Verdict{Kind: Denied, Rule: p.raw, Unresolved: why}.Reason(exec.Name()), &info
 	}
-	return ""
+	return "", nil
 }
 
 // Evaluate returns the rules' verdict for a call of the named tool with args (a jsonv
