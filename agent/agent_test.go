@@ -52,7 +52,7 @@ func TestTextOnlyTurn(t *testing.T) {
 	}
 }
 
-// TestTypicalStepSequence pins the event order of SPEC §5.6 for a step with parallel calls:
+// TestTypicalStepSequence pins the event order of docs/behaviour.md §9.1 for a step with parallel calls:
 // both tool/call events precede the results, which commit in model order, and the next
 // step starts with the contexts the tools deferred.
 func TestTypicalStepSequence(t *testing.T) {
@@ -78,7 +78,7 @@ func TestTypicalStepSequence(t *testing.T) {
 	if res.Steps != 2 || res.Text() != "done" {
 		t.Fatalf("result = %+v", res)
 	}
-	// Exact payloads (SPEC §5.6).
+	// Exact payloads (docs/behaviour.md §9.1).
 	call, _ := jsonv.Marshal(events[4].Data)
 	if string(call) != `{"turn":1,"step":1,"callId":"c1","name":"echo","arguments":"{\"text\":\"one\"}"}` {
 		t.Errorf("tool/call data = %s", call)
@@ -188,7 +188,7 @@ func TestConcludesTurn(t *testing.T) {
 	equalStrings(t, "tail", describe(t, a.Log().Events())[8:], []string{"step/end", "turn/end completed"})
 }
 
-// TestConcludesTurnWithContexts pins the (inferred, SPEC §5.7) rule that accepted contexts
+// TestConcludesTurnWithContexts pins the (inferred, docs/behaviour.md §8.6) rule that accepted contexts
 // keep a concluded turn going: the notes become user messages of one more step.
 func TestConcludesTurnWithContexts(t *testing.T) {
 	f := newFixture(t)
@@ -311,7 +311,7 @@ func TestUnparseableArguments(t *testing.T) {
 	if r := rs["c1"]; r.Error == nil || r.Error.Code != tool.CodeInvalidArgs || !strings.Contains(blockText(r.Content), "must be an object") {
 		t.Errorf("c1 = %+v %+v", r, r.Error)
 	}
-	// Empty argument text is {} (SPEC §5.1), which the schema then checks.
+	// Empty argument text is {} (docs/behaviour.md §8.1), which the schema then checks.
 	if r := rs["c2"]; r.Error == nil || r.Error.Code != tool.CodeInvalidArgs || !strings.Contains(blockText(r.Content), "text") {
 		t.Errorf("c2 = %+v", r)
 	}
@@ -375,7 +375,7 @@ func TestCancelMidBatch(t *testing.T) {
 }
 
 // TestCancelParksLateContexts: contexts accepted before the cancellation are discarded,
-// contexts of calls that drain after it stay in the inbox and open the next turn (SPEC §5.4).
+// contexts of calls that drain after it stay in the inbox and open the next turn (docs/behaviour.md §8.4).
 func TestCancelParksLateContexts(t *testing.T) {
 	f := newFixture(t)
 	// c1's note is accepted before the cancellation (its result commits, then the observer
@@ -526,7 +526,7 @@ func (l *failingLog) AppendDurable(e session.Event) (session.Event, error) {
 }
 
 // TestSchedulerFailureEndsTurn: a tool/call that cannot be made durable is a scheduler
-// failure (SPEC §5.5): the call does not run, and the turn ends with an UNKNOWN error.
+// failure (docs/behaviour.md §8.5): the call does not run, and the turn ends with an UNKNOWN error.
 func TestSchedulerFailureEndsTurn(t *testing.T) {
 	f := newFixture(t)
 	log := &failingLog{Log: session.NewMemory(fixedNow), failType: session.TypeToolCall}
@@ -688,7 +688,7 @@ func TestContinuesLogTurnNumbers(t *testing.T) {
 	}
 }
 
-// TestToolResultPayloads pins the tool/result data of SPEC §5.6: meta when the tool
+// TestToolResultPayloads pins the tool/result data of docs/behaviour.md §9.1: meta when the tool
 // projects one (and the result card computed from it), error {name, code} for a coded
 // failure, neither for a plain success.
 func TestToolResultPayloads(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"github.com/dsh-go/dsh/tool"
 )
 
-// CallCard returns the pending UI card of a call (SPEC §8): the tool's own card when def
+// CallCard returns the pending UI card of a call (docs/behaviour.md §12): the tool's own card when def
 // presents one for args, else the generic card titled with the tool name and showing the
 // raw arguments. def may be nil (an unknown tool); a presenter that panics gets the
 // generic card too.
@@ -28,7 +28,7 @@ func presentCall(def *tool.Definition, args any) (c *card.Call) {
 	return def.PresentCall(args)
 }
 
-// ResultCard returns the completed UI card of a result (SPEC §8): the tool's own card when
+// ResultCard returns the completed UI card of a result (docs/behaviour.md §12): the tool's own card when
 // def presents one for args and the durable result, else the generic card with the tool
 // name and the result content. It depends only on its inputs, so a log replay renders the
 // card the live run did.

@@ -1,4 +1,4 @@
-// Package agent is dsh's agent loop (SPEC §5): it turns a user's message into model
+// Package agent is dsh's agent loop (docs/behaviour.md §8): it turns a user's message into model
 // requests and tool calls, one turn at a time, and records everything in a session log.
 //
 // # Turns and steps
@@ -32,13 +32,13 @@
 //
 // # Tool calls
 //
-// The tool-call blocks of a completed reply run through a Scheduler (SPEC §5.2–§5.5):
+// The tool-call blocks of a completed reply run through a Scheduler (docs/behaviour.md §8.2–§8.5):
 // exclusive calls are barriers, concurrency-safe calls share a rolling pool of
 // Config.MaxParallelToolCalls dispatches, and each call's tool/call (durable), policy
 // decisions, tool/result and deferred contexts commit in model order; only dispatch
 // overlaps. Classification is re-read before each call starts, so a registry change made by
 // an earlier call is honoured. Argument text that is not JSON reaches the pipeline as the raw
-// string (SPEC §5.1) and fails INVALID_ARGS there. A reply cut short by the token limit
+// string (docs/behaviour.md §8.1) and fails INVALID_ARGS there. A reply cut short by the token limit
 // never runs its calls.
 //
 // On cancellation the started calls drain and commit, then every call that did not start
@@ -47,7 +47,7 @@
 // and become user/message events of the next step, after all of this step's results; a
 // cancellation clears the contexts accepted before it (unless the cause keeps the inbox) and
 // parks the ones accepted while draining for the next turn. A successful result that
-// concludes the turn (SPEC §4.10) ends it after the batch unless the inbox is non-empty.
+// concludes the turn (docs/behaviour.md §4.11) ends it after the batch unless the inbox is non-empty.
 //
 // # Prompt
 //
@@ -57,5 +57,5 @@
 // and whatever Config.PromptSections add (the Code Mode SDK section, for example). Tools
 // are offered natively through the request's tools field: every visible schema in native
 // mode, only run_code in code mode, both in both mode, sorted by name or by
-// Config.ToolOrder (SPEC §2.10).
+// Config.ToolOrder (docs/behaviour.md §3.10).
 package agent

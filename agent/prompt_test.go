@@ -184,7 +184,7 @@ func TestCodeModeToolOrder(t *testing.T) {
 	scope := f.reg.NewScope("coder", nil)
 	scope.PresentAs(tool.ModeCode)
 	// A code-mode agent knows only run_code, so an order naming a native tool fails
-	// (SPEC §2.10) …
+	// (docs/behaviour.md §3.10) …
 	a, _ := f.agent(t, []script.Reply{{Text: "x"}}, Config{Scope: scope, ToolOrder: []string{"echo", UnlistedTools}})
 	if _, err := a.Run(context.Background(), "go"); err == nil || !strings.Contains(err.Error(), `toolOrder lists unregistered tool "echo"; known tools: run_code`) {
 		t.Fatalf("err = %v", err)
@@ -232,7 +232,7 @@ func TestSectionReplacement(t *testing.T) {
 }
 
 // TestCodeModeWithoutRuntime: a non-native presentation without a code runner fails every
-// assembly, so the turn closes before its first step (SPEC §2.10).
+// assembly, so the turn closes before its first step (docs/behaviour.md §3.10).
 func TestCodeModeWithoutRuntime(t *testing.T) {
 	f := newFixture(t)
 	scope := f.reg.NewScope("coder", nil)

@@ -8,7 +8,7 @@ import (
 	"github.com/dsh-go/dsh/tool"
 )
 
-// PlannedCall is one tool call of an assistant message, in model order (SPEC §5.1).
+// PlannedCall is one tool call of an assistant message, in model order (docs/behaviour.md §8.1).
 type PlannedCall struct {
 	ID      string // the model's call id
 	Name    string // the requested tool name
@@ -17,7 +17,7 @@ type PlannedCall struct {
 
 // Committer records the batch as it commits. The scheduler calls it from one goroutine, in
 // model order: CallStarted immediately before a call is prepared, CallFinished when its
-// result commits. An error from either is a scheduler failure (SPEC §5.5): no new call
+// result commits. An error from either is a scheduler failure (docs/behaviour.md §8.5): no new call
 // starts, started dispatches drain, and the batch returns the first error.
 type Committer interface {
 	// CallStarted records the durable tool/call of c and returns its log sequence number.
@@ -57,7 +57,7 @@ func NewScheduler(reg *tool.Registry, maxParallel int) (*Scheduler, error) {
 	return &Scheduler{reg: reg, maxParallel: maxParallel}, nil
 }
 
-// Run executes calls for agent under ctx (SPEC §5.2–§5.5). It returns when every started
+// Run executes calls for agent under ctx (docs/behaviour.md §8.2–§8.5). It returns when every started
 // call has finished and committed; it never leaves a dispatch running.
 func (s *Scheduler) Run(ctx context.Context, agent *tool.Scope, calls []PlannedCall, c Committer) (Batch, error) {
 	b := &batch{s: s, ctx: ctx, agent: agent, calls: calls, c: c, inputs: make([]tool.Input, len(calls))}
@@ -190,7 +190,7 @@ func (b *batch) runGroup(from, to int, mode tool.ExecMode) (consumed int, aborte
 }
 
 // synthetic appends the tool/call + ABORTED_BEFORE_DISPATCH pair of a call that never
-// started (SPEC §5.4).
+// started (docs/behaviour.md §8.4).
 func (b *batch) synthetic(i int) error {
 	seq, err := b.c.CallStarted(b.calls[i])
 	if err != nil {

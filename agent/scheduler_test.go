@@ -324,7 +324,7 @@ func TestSchedulerProperties(t *testing.T) {
 
 // TestSchedulerReclassifiesBeforeStart: a later call is classified immediately before it
 // starts, so a registry change made by an earlier call of the same batch turns it into a
-// barrier (SPEC §5.2). c0 holds a pool slot while c1 makes "later" exclusive; c2 ("later")
+// barrier (docs/behaviour.md §8.2). c0 holds a pool slot while c1 makes "later" exclusive; c2 ("later")
 // then waits for the pool to drain instead of overlapping c0.
 func TestSchedulerReclassifiesBeforeStart(t *testing.T) {
 	g := newGate()

@@ -195,7 +195,7 @@ func (e *schedulerError) original() string {
 	}
 }
 
-// abortInbox clears the inbox on cancellation unless the cause keeps it (SPEC §5.4).
+// abortInbox clears the inbox on cancellation unless the cause keeps it (docs/behaviour.md §8.4).
 func (t *turnRun) abortInbox() {
 	t.clearOnce.Do(func() {
 		var cc *CancelCause
@@ -291,7 +291,7 @@ func (t *turnRun) stepBody(step int, claimed []content.Message, asm assembly) (s
 		a.cfg.Observer.AssistantMessage(msg.Clone())
 	}
 	if resp.FinishReason == llm.FinishMaxTokens {
-		return stepMaxTokens, nil // a truncated reply's calls never run (SPEC §5.1)
+		return stepMaxTokens, nil // a truncated reply's calls never run (docs/behaviour.md §8.1)
 	}
 	blocks := resp.ToolCalls()
 	if len(blocks) == 0 {

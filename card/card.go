@@ -1,4 +1,4 @@
-// Package card defines the UI render intents of tool calls (SPEC §8): the pending card a
+// Package card defines the UI render intents of tool calls (docs/behaviour.md §12): the pending card a
 // tool presents for a call and the completed card it presents for a result. Cards are pure
 // projections of a call's arguments and of its durable result, so a log replay renders the
 // same cards as the live run did.
@@ -120,7 +120,7 @@ type Result struct {
 }
 
 // ToolResult is the durable part of a result that a result card is computed from: what the
-// session log keeps (SPEC §1.4).
+// session log keeps (docs/behaviour.md §3.1).
 type ToolResult struct {
 	Content []content.Block
 	IsError bool

@@ -5,7 +5,7 @@ import (
 	"github.com/dsh-go/dsh/jsonv"
 )
 
-// Value returns the call card in its wire shape (SPEC §8): the members of its variant, with
+// Value returns the call card in its wire shape (docs/behaviour.md §12): the members of its variant, with
 // optional members only when set.
 func (c *Call) Value() *jsonv.Object {
 	o := &jsonv.Object{}
@@ -40,7 +40,7 @@ func (c *Call) Value() *jsonv.Object {
 // MarshalJSON encodes the call card in its wire shape.
 func (c *Call) MarshalJSON() ([]byte, error) { return jsonv.Marshal(c.Value()) }
 
-// Value returns the result card in its wire shape (SPEC §8). Members the variant requires
+// Value returns the result card in its wire shape (docs/behaviour.md §12). Members the variant requires
 // (search truncated/total, read offset/lines/totalLines, …) are always present.
 func (r *Result) Value() *jsonv.Object {
 	o := &jsonv.Object{}

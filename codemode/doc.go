@@ -1,4 +1,4 @@
-// Package codemode is dsh's Code Mode (SPEC §6): the run_code tool's program runner and the
+// Package codemode is dsh's Code Mode (docs/behaviour.md §10): the run_code tool's program runner and the
 // SDK a model programs against.
 //
 // # Running programs
@@ -15,7 +15,7 @@
 // approval, wrappers, post-execute, finalize-content, result listeners), with the id
 // "<run_code call id>:code:<n>", the outer call's root id and agent, and the outer call's
 // token as parent, so Code Mode's collapse never applies to it. The calls of one run go
-// through a per-run scheduler with the native loop's contract (SPEC §6.7):
+// through a per-run scheduler with the native loop's contract (docs/behaviour.md §10.6):
 //
 //   - calls start strictly in submission order, one pre-execute stage at a time.
 //     Submission order is the program's call order: a runtime that numbers its binding

@@ -6,7 +6,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// Python identifiers (SPEC §6.3) are xid_start xid_continue* (with _ allowed first), and
+// Python identifiers (docs/behaviour.md §10.3) are xid_start xid_continue* (with _ allowed first), and
 // CPython NFKC-normalizes them when it compiles. Go's unicode package has no XID
 // properties, so they are derived from the ID properties as UAX #31 defines them, minus
 // the few code points whose NFKC form leaves the identifier set.

@@ -15,7 +15,7 @@ import (
 	"github.com/dsh-go/dsh/tool"
 )
 
-// lane is the per-run sub-dispatch scheduler of SPEC §6.7: one driver goroutine that starts
+// lane is the per-run sub-dispatch scheduler of docs/behaviour.md §10.6: one driver goroutine that starts
 // sub-calls strictly in submission order (their dispatch-start event and pre-execute stage
 // run in the lane, one at a time), lets only their dispatch stages overlap, and commits them
 // in submission order (post-execute, deferral to the outer call, the program's outcome).
@@ -118,12 +118,12 @@ func (l *lane) signal() {
 	}
 }
 
-// over is the rejection of a call that the run's end overtook (SPEC §6.6).
+// over is the rejection of a call that the run's end overtook (docs/behaviour.md §10.5).
 func (l *lane) over(ctx context.Context, name, what string) error {
 	return fmt.Errorf("run_code run is over (%s); %s %s", coderuntime.AbortMessage(ctx), name, what)
 }
 
-// binding returns the program-side function of the tool name (SPEC §6.6).
+// binding returns the program-side function of the tool name (docs/behaviour.md §10.5).
 func (l *lane) binding(name string) coderuntime.Func {
 	return func(ctx context.Context, args any) (any, error) {
 		if h := l.r.hooks.enter; h != nil {
@@ -154,7 +154,7 @@ func (l *lane) binding(name string) coderuntime.Func {
 }
 
 // submit queues a binding call into the lane, or rejects it before it is queued: when the
-// run is over, or when its arguments are not lossless JSON (SPEC §6.6 steps 1–3). A call
+// run is over, or when its arguments are not lossless JSON (docs/behaviour.md §10.5 steps 1–3). A call
 // the runtime numbered (coderuntime.CallSeq) is queued, and takes its submission number,
 // only after every call numbered before it was queued or rejected, so that the lane sees the
 // program's order even when the runtime invokes the bindings concurrently; a call without
@@ -223,7 +223,7 @@ func (l *lane) release(seq uint64) {
 }
 
 // normalizeArgs snapshots the program's arguments twice: one copy is dispatched, the other
-// is recorded, so a tool cannot change what the log says it received (SPEC §6.6 step 2).
+// is recorded, so a tool cannot change what the log says it received (docs/behaviour.md §10.5 step 2).
 func normalizeArgs(args any) (dispatched, logged any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -268,7 +268,7 @@ func (l *lane) drive() {
 			l.mu.Unlock()
 			if !busy {
 				// Classified immediately before it starts: a registry change made by an
-				// earlier call counts (SPEC §5.2).
+				// earlier call counts (docs/behaviour.md §8.2).
 				mode := l.r.reg.ExecutionMode(sub.in)
 				if mode == tool.Exclusive && inFlight == 0 || mode == tool.Parallel && inFlight < l.r.maxParallel {
 					l.start(sub, mode)
@@ -345,7 +345,7 @@ func (l *lane) start(sub *subCall, mode tool.ExecMode) {
 }
 
 // commit finalizes a settled call in submission order and hands its outcome to the outer
-// call and to the program (SPEC §6.7).
+// call and to the program (docs/behaviour.md §10.6).
 func (l *lane) commit(sub *subCall) {
 	res := sub.res
 	if sub.inv != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/dsh-go/dsh/jsonv"
 )
 
-// pythonInstructions is the usage contract above the Python declarations (SPEC §6.3). The
+// pythonInstructions is the usage contract above the Python declarations (docs/behaviour.md §10.3). The
 // programs run on the Starlark backend, so the text says Starlark, and what Starlark lacks.
 const pythonInstructions = "## Writing code for run_code\n" +
 	"\n" +
@@ -82,7 +82,7 @@ func newPyState() *pyState {
 }
 
 // PythonType renders a JSON Schema of the supported subset as a Python type expression
-// (SPEC §6.3) without a naming context: str, float, int, bool, None, Literal[…] for const
+// (docs/behaviour.md §10.3) without a naming context: str, float, int, bool, None, Literal[…] for const
 // and enum, A | B for oneOf, list[T], and dict[str, Any] for every object (a TypedDict
 // needs a class name, which only RenderPython provides). It is total: a value that is not
 // a supported schema renders as Any.
@@ -91,7 +91,7 @@ func PythonType(raw any) string {
 }
 
 // RenderPython renders the Code Mode SDK section for a Python-flavoured runtime (Starlark;
-// SPEC §6.3): the usage instructions, then a ```python block with the typing import (only
+// docs/behaviour.md §10.3): the usage instructions, then a ```python block with the typing import (only
 // the symbols used), ToolCallError, one TypedDict per object-shaped argument or output
 // (and per nested object, declared before its user), and a Tools protocol with one async
 // method per tool whose name is a usable attribute; any other tool is listed as a comment
@@ -305,7 +305,7 @@ func pyLiteral(v any) string {
 	return jsonLiteral(v)
 }
 
-// describe collapses a description to one printable line (SPEC §6.3): whitespace runs become
+// describe collapses a description to one printable line (docs/behaviour.md §10.3): whitespace runs become
 // one space, the other C0 and C1 controls \xNN escapes. An empty result is no description.
 func describe(description any) (string, bool) {
 	s, ok := description.(string)

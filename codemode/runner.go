@@ -20,10 +20,10 @@ import (
 const DefaultMaxParallelSubCalls = 10
 
 // ImagePlugin is the plugin id attributed to the user message that carries the content of
-// an image-bearing successful sub-call to the model after the run (SPEC §6.7).
+// an image-bearing successful sub-call to the model after the run (docs/behaviour.md §10.6).
 const ImagePlugin = "tools-code-mode"
 
-// Binding names of the program namespace (SPEC §6.5): every tool is a function of the
+// Binding names of the program namespace (docs/behaviour.md §10.4): every tool is a function of the
 // global Global, and a failed call raises ErrorClass whose MemberProperty names the tool.
 const (
 	Global         = "tools"
@@ -53,7 +53,7 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// DispatchLog records the sub-dispatches of run_code programs (SPEC §5.6). The agent loop
+// DispatchLog records the sub-dispatches of run_code programs (docs/behaviour.md §9.1). The agent loop
 // implements it with the session log of the agent whose scope is given; ScopeLogs and
 // SessionLog are ready-made implementations.
 //
@@ -161,7 +161,7 @@ func (s *ScopeLogs) Settle(agent *tool.Scope, p session.CodeDispatch) error {
 
 // Runner runs run_code programs with a code runtime: it implements tool.CodeRunner. Each
 // call binds the tools visible to the calling agent, runs the program and bridges every
-// tool call the program makes through the registry's full pipeline (SPEC §6.5–§6.7).
+// tool call the program makes through the registry's full pipeline (docs/behaviour.md §10.4–§10.6).
 type Runner struct {
 	reg         *tool.Registry
 	rt          coderuntime.Runtime
@@ -224,7 +224,7 @@ func (r *Runner) Language() string { return r.rt.Language() }
 // Runtime returns the code runtime.
 func (r *Runner) Runtime() coderuntime.Runtime { return r.rt }
 
-// RunCode runs one program for the run_code call (SPEC §6.5). The program sees one function
+// RunCode runs one program for the run_code call (docs/behaviour.md §10.4). The program sees one function
 // per tool visible to the call's agent (run_code excepted) in the `tools` namespace. Every
 // sub-call it makes has settled, and every dispatch event has been recorded, before RunCode
 // returns. A failed run is a CODE_RUN_FAILED error carrying the failure kind, its message
@@ -275,7 +275,7 @@ func (r *Runner) RunCode(ctx context.Context, call *tool.Call, code string) (any
 	return out, nil
 }
 
-// runFailed is the CODE_RUN_FAILED error of a failed run (SPEC §6.5 step 7).
+// runFailed is the CODE_RUN_FAILED error of a failed run (docs/behaviour.md §10.4 step 7).
 func runFailed(res coderuntime.Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "code run failed (%s): %s", res.Error.Kind, res.Error.Message)

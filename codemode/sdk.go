@@ -59,7 +59,7 @@ func Render(language string, tools []SDKTool) (string, error) {
 	return "", fmt.Errorf("dsh-tools: no SDK renderer registered for runtime language \"%s\" (known: \"typescript\", \"python\")", language)
 }
 
-// SDKSection returns the tools:sdk system-prompt section of scope (SPEC §2.10, order 150):
+// SDKSection returns the tools:sdk system-prompt section of scope (docs/behaviour.md §3.10, order 150):
 // empty when the scope's presentation mode is native, else the SDK of the tools a program
 // may call, in the language of the installed code runner. Like Registry.WireTools it fails
 // when a non-native mode has no code runner or the runner's language has no SDK. The text
@@ -83,7 +83,7 @@ func SDKSection(reg *tool.Registry, scope *tool.Scope) (string, error) {
 	return Render(runner.Language(), tools)
 }
 
-// CodeOnlySection returns the tools:code-only system-prompt section of scope (SPEC §2.10,
+// CodeOnlySection returns the tools:code-only system-prompt section of scope (docs/behaviour.md §3.10,
 // order 99): tool.CodeOnlyInstruction when the scope's presentation mode is exactly code,
 // and empty otherwise (in both mode a direct call does run).
 func CodeOnlySection(reg *tool.Registry, scope *tool.Scope) string {
@@ -93,7 +93,7 @@ func CodeOnlySection(reg *tool.Registry, scope *tool.Scope) string {
 	return ""
 }
 
-// Section orders of the two Code Mode prompt sections (SPEC §2.10).
+// Section orders of the two Code Mode prompt sections (docs/behaviour.md §3.10).
 const (
 	CodeOnlyOrder = 99
 	SDKOrder      = 150

@@ -8,7 +8,7 @@ import (
 	"github.com/dsh-go/dsh/schema"
 )
 
-// typeScriptInstructions is the usage contract above the TypeScript declarations (SPEC §6.2).
+// typeScriptInstructions is the usage contract above the TypeScript declarations (docs/behaviour.md §10.2).
 const typeScriptInstructions = "## Writing code for run_code\n" +
 	"\n" +
 	"`run_code` takes two required arguments: `code`, the body of an async TypeScript function, and " +
@@ -45,7 +45,7 @@ const typeScriptEpilogue = "type ToolName = keyof ToolOutputMap\n" +
 	"  [K in ToolName]: (args: ToolArgsMap[K]) => Promise<ToolOutputMap[K]>;\n" +
 	"}"
 
-// RenderTypeScript renders the Code Mode SDK section for a TypeScript runtime (SPEC §6.2):
+// RenderTypeScript renders the Code Mode SDK section for a TypeScript runtime (docs/behaviour.md §10.2):
 // the usage instructions, then a ```ts block declaring JsonValue, the ToolArgsMap and
 // ToolOutputMap interfaces (one member per tool, in UTF-16 code-unit order of the names,
 // exotic names quoted), ToolName, ToolCallError and the `tools` object a program calls.
@@ -89,8 +89,8 @@ func sortTools(tools []SDKTool) []SDKTool {
 	return sorted
 }
 
-// TypeScriptType renders a JSON Schema of the supported subset (SPEC §3.1) as a TypeScript
-// type (SPEC §6.2): scalars, literal unions for const and enum, unions for oneOf, T[] for
+// TypeScriptType renders a JSON Schema of the supported subset (docs/behaviour.md §2.1) as a TypeScript
+// type (docs/behaviour.md §10.2): scalars, literal unions for const and enum, unions for oneOf, T[] for
 // arrays, object literal types with JSDoc per described property (indented two spaces per
 // level from indent), `& Record<string, JsonValue>` for open objects, Record<string, never>
 // for closed empty ones and JsonValue for an unconstrained node. It is total: a value that

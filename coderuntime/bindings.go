@@ -8,15 +8,15 @@ import (
 // ErrInvalidBinding is matched (errors.Is) by every error ValidateBindings returns.
 var ErrInvalidBinding = errors.New("invalid binding declaration")
 
-// bindingError is a binding-declaration error whose text is the exact message of SPEC §6.8.
+// bindingError is a binding-declaration error whose text is the exact message of docs/behaviour.md §10.7.
 type bindingError struct{ msg string }
 
 func (e *bindingError) Error() string        { return e.msg }
 func (e *bindingError) Is(target error) bool { return target == ErrInvalidBinding }
 
 // ValidateBindings checks binding declarations against the portable naming rules every
-// backend enforces, so that a namespace list valid on one backend is valid on all (SPEC
-// §6.8). Globals and error-class names must be identifiers of the portable subset
+// backend enforces, so that a namespace list valid on one backend is valid on all (docs/behaviour.md
+// §10.7). Globals and error-class names must be identifiers of the portable subset
 // [A-Za-z_][A-Za-z0-9_]* that are no reserved word of ECMAScript or Python, must not name a
 // slot a backend owns (console, __dsh_main__, __builtins__, __name__, __debug__) and must be
 // unique among all injected globals; an error class's member property must be non-empty,

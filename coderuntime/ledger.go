@@ -9,7 +9,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Ledger is the outer-output budget of one run (SPEC §6.9 step 10). It counts the bytes of
+// Ledger is the outer-output budget of one run (docs/behaviour.md §10.8 step 10). It counts the bytes of
 // the JSON serialization of the logs array ("[]" is 2 bytes, entries are separated by
 // commas and quoted and escaped as JSON.stringify does) plus the JSON of the completion
 // value or of the failure message; binding traffic is never charged. A run whose total

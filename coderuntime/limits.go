@@ -21,7 +21,7 @@ const MaxWallMs = 2147483647
 // maxHeapMB bounds the heap budget to something a process can be given.
 const maxHeapMB = 1 << 20
 
-// Limits are the budgets of one backend (SPEC §6.9). A zero field means its default.
+// Limits are the budgets of one backend (docs/behaviour.md §10.8). A zero field means its default.
 type Limits struct {
 	ComputeMs      float64
 	MaxWallMs      float64
@@ -30,7 +30,7 @@ type Limits struct {
 }
 
 // Resolve fills in the defaults of zero fields and validates the result with the messages
-// of SPEC §6.9, e.g. "config.computeMs must be a positive number, got -1".
+// of docs/behaviour.md §10.8, e.g. "config.computeMs must be a positive number, got -1".
 func (l Limits) Resolve() (Limits, error) {
 	if l.ComputeMs == 0 {
 		l.ComputeMs = DefaultComputeMs
@@ -64,7 +64,7 @@ func (l Limits) Resolve() (Limits, error) {
 	return l, nil
 }
 
-// CheckPositive returns the SPEC §6.9 error for a config value that is not a positive
+// CheckPositive returns the docs/behaviour.md §10.8 error for a config value that is not a positive
 // finite number, or nil.
 func CheckPositive(key string, v float64) error {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {

@@ -1,5 +1,5 @@
 // Package coderuntime is the contract between Code Mode and the engines that run a
-// model-written program against host bindings (SPEC §6.8).
+// model-written program against host bindings (docs/behaviour.md §10.7).
 //
 // A Runtime runs one program per Run call in isolation from every other run, exposes the
 // request's binding namespaces to it as global objects of async functions, and reports the
@@ -58,7 +58,7 @@ type Request struct {
 // an exception, a cancellation is not a timeout and a substrate death is neither.
 type FailureKind string
 
-// The failure kinds of SPEC §6.8, spelled as on the wire.
+// The failure kinds of docs/behaviour.md §10.7, spelled as on the wire.
 const (
 	// FailureException: the program threw, or did not parse or type-strip.
 	FailureException FailureKind = "exception"

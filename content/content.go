@@ -1,6 +1,6 @@
 // Package content is the model-facing content vocabulary shared by tools, the session log
 // and model adapters: content blocks (text, reasoning, image, tool-call, tool-result) and
-// messages with their source attribution (SPEC §1.2, §1.7).
+// messages with their source attribution (docs/behaviour.md §1.2, §5.1).
 //
 // The vocabulary is open: a block of a type this package does not know keeps its members in
 // Extra and round-trips through JSON unchanged.

@@ -78,7 +78,7 @@ func (r Request) Clone() Request {
 	return r
 }
 
-// ToolSchema is the model-visible projection of a tool (SPEC §1.3): its name, its
+// ToolSchema is the model-visible projection of a tool (docs/behaviour.md §3.1): its name, its
 // description and the JSON Schema object of its arguments.
 type ToolSchema struct {
 	Name        string

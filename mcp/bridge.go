@@ -43,7 +43,7 @@ type listed struct {
 	def  *tool.Definition
 }
 
-// sync runs the two-phase tool sync of SPEC §9 on gen: fetch every page and build the next
+// sync runs the two-phase tool sync of docs/behaviour.md §13 on gen: fetch every page and build the next
 // generation of definitions (a failure leaves the registered generation alone), then swap
 // (a registration conflict rolls the whole new generation back). A conflict is returned only
 // for the startup sync of a failOnStartupError server; otherwise it is logged.
@@ -153,7 +153,7 @@ func get(o *jsonv.Object, name string) any {
 	return v
 }
 
-// toolOf builds the definition of one listed tool (SPEC §9, Definition).
+// toolOf builds the definition of one listed tool (docs/behaviour.md §13, Definition).
 func (m *Mount) toolOf(gen *generation, v any) (listed, error) {
 	o, ok := v.(*jsonv.Object)
 	if !ok {
@@ -277,7 +277,7 @@ func (m *Mount) callError(ctx, tctx context.Context, gen *generation, raw string
 }
 
 // value turns a tools/call result into the canonical value {content, structuredContent?}
-// (SPEC §9, Execute); isError becomes the body's error with the projected text.
+// (docs/behaviour.md §13, Execute); isError becomes the body's error with the projected text.
 func (m *Mount) value(raw string, res json.RawMessage) (any, error) {
 	if res == nil {
 		return nil, mcpError(CodeProtocol, "MCP server %q answered tools/call %q without a result", m.name, raw)

@@ -20,7 +20,7 @@ const (
 	TransportStreamableHTTP = "streamable-http"
 )
 
-// Defaults of a server declaration (SPEC §9).
+// Defaults of a server declaration (docs/behaviour.md §13).
 const (
 	DefaultToolCallTimeout       = 60 * time.Second
 	DefaultStartupTimeout        = 60 * time.Second
@@ -72,7 +72,7 @@ type ServerConfig struct {
 	unknown []string // keys the YAML declaration had that are not server options
 }
 
-// ReconnectConfig is the automatic reconnect policy after a lost connection (SPEC §9).
+// ReconnectConfig is the automatic reconnect policy after a lost connection (docs/behaviour.md §13).
 type ReconnectConfig struct {
 	// Enabled turns reconnecting on (default true).
 	Enabled *bool `yaml:"enabled,omitempty" json:"enabled,omitempty"`
@@ -161,7 +161,7 @@ type settings struct {
 }
 
 // Validate reports the first problem of the declaration of server name, with the messages
-// of SPEC §9 for the reconnect policy.
+// of docs/behaviour.md §13 for the reconnect policy.
 func (c *ServerConfig) Validate(name string) error {
 	_, err := c.resolve(name)
 	return err
@@ -223,7 +223,7 @@ func millis(v *float64, def time.Duration, path string) (time.Duration, error) {
 	return time.Duration(*v * float64(time.Millisecond)), nil
 }
 
-// resolve validates the policy (SPEC §9), checking in the reference's order: unknown keys,
+// resolve validates the policy (docs/behaviour.md §13), checking in the reference's order: unknown keys,
 // initialDelayMs, maxDelayMs, their order, maxAttempts.
 func (r *ReconnectConfig) resolve(path string) (ReconnectPolicy, error) {
 	p := ReconnectPolicy{Enabled: true, InitialDelay: DefaultReconnectInitialDelay, MaxDelay: DefaultReconnectMaxDelay, MaxAttempts: DefaultReconnectMaxAttempts}

@@ -1,5 +1,5 @@
 // Package mcp connects dsh to the Model Context Protocol in both directions, with
-// github.com/modelcontextprotocol/go-sdk (SPEC §9).
+// github.com/modelcontextprotocol/go-sdk (docs/behaviour.md §13).
 //
 // # Client bridge
 //

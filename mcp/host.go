@@ -130,7 +130,7 @@ func (h *Host) MountAll(ctx context.Context, servers map[string]ServerConfig) er
 	return errors.Join(errs...)
 }
 
-// Mount connects server name and registers its tools as mcp__<name>__<tool> (SPEC §9). It
+// Mount connects server name and registers its tools as mcp__<name>__<tool> (docs/behaviour.md §13). It
 // returns once the first connection attempt and tool sync have settled (or ctx is done). A
 // failed first attempt is logged and retried by the reconnect policy, and Mount returns the
 // mount anyway — unless the declaration sets failOnStartupError, in which case the mount is

@@ -36,7 +36,7 @@ const (
 )
 
 // Mount is one mounted MCP server: a supervisor that connects it, keeps its tools in sync
-// with the registry and reconnects with backoff after a loss (SPEC §9). Create one with
+// with the registry and reconnects with backoff after a loss (docs/behaviour.md §13). Create one with
 // Host.Mount.
 type Mount struct {
 	host   *Host

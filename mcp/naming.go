@@ -9,7 +9,7 @@ import (
 // maxPublicName is the function-name budget of the model APIs dsh targets.
 const maxPublicName = 64
 
-// PublicToolName returns the model-facing name of tool raw on server (SPEC §9):
+// PublicToolName returns the model-facing name of tool raw on server (docs/behaviour.md §13):
 // "mcp__<server>__<raw>" when that consists only of [A-Za-z0-9_-] and fits in 64
 // characters; otherwise the invalid characters become "_", the name is cut to 51 characters
 // and "_" plus the first 12 hex digits of SHA-256("<server>\x00<raw>") is appended. It is a

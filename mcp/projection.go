@@ -6,7 +6,7 @@ import (
 	"github.com/dsh-go/dsh/jsonv"
 )
 
-// ProjectText returns the model-visible text of an MCP content array (SPEC §9): text blocks
+// ProjectText returns the model-visible text of an MCP content array (docs/behaviour.md §13): text blocks
 // as they are, every other block as a fixed one-line description, all joined by "\n";
 // "(<raw> returned no model-visible content)" when nothing is left. The blocks come from an
 // untrusted server, so every member is checked rather than assumed. Images are described

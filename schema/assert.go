@@ -14,7 +14,7 @@ import (
 // rootPath is the label of the schema root in Assert's violations.
 const rootPath = "schema"
 
-// Assert reports whether raw is inside the supported JSON Schema subset (SPEC §3.1). It
+// Assert reports whether raw is inside the supported JSON Schema subset (docs/behaviour.md §2.1). It
 // returns nil, or an *Error listing every violation in walk order with paths rooted at
 // "schema" (for example `schema.properties.a.type must be a single type string (type
 // arrays are not supported)`).

@@ -1,6 +1,6 @@
 // Package schema is dsh's supported JSON Schema subset: the contract between a tool and
 // the model for arguments, and between a tool and the pipeline for output values
-// (SPEC §3.1–§3.5).
+// (docs/behaviour.md §2.1–§2.4).
 //
 // # The subset
 //

@@ -2,7 +2,7 @@ package schema
 
 import "strings"
 
-// Error identity of a schema outside the supported subset (SPEC §1.10).
+// Error identity of a schema outside the supported subset (docs/behaviour.md §5.2).
 const (
 	errorName = "JsonSchemaError"
 	errorCode = "UNSUPPORTED_SCHEMA"

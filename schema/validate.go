@@ -21,7 +21,7 @@ const (
 )
 
 // Validate checks v against the schema and returns the violations in walk order, or nil
-// when v conforms (SPEC §3.2). Each violation is a model-visible sentence whose path
+// when v conforms (docs/behaviour.md §2.2). Each violation is a model-visible sentence whose path
 // starts with root: RootValue for outputs, RootArguments for arguments.
 //
 // v is expected to be a jsonv value (nil, bool, float64, string, []any, *jsonv.Object),

@@ -9,6 +9,9 @@ secs="${1:-20}"
 targets=(
 	"./policy/rules/ FuzzCommandDecision"
 	"./policy/rules/ FuzzPlainProgram"
+	"./policy/redact/ FuzzRedact"
+	"./policy/redact/ FuzzText"
+	"./internal/cleantext/ FuzzClean"
 )
 for t in "${targets[@]}"; do
 	read -r pkg name <<<"$t"

@@ -6,7 +6,7 @@ import (
 	"github.com/dsh-go/dsh/content"
 )
 
-// DeriveMessages rebuilds the model history from a log (SPEC §5.6): the messages of the
+// DeriveMessages rebuilds the model history from a log (docs/behaviour.md §9.1): the messages of the
 // user/message, assistant/message and tool/result events on the surface (SurfaceOp
 // "append"), in log order. Every other event — tool/call, tool/code-dispatch-start,
 // tool/code-dispatch, boundaries, audits — is ignored, and so is an assistant/message with

@@ -1,5 +1,5 @@
 // Package session is dsh's durable session log: the append-only list of events an agent
-// interaction produces (SPEC §5.6, §5.9), the model history derived from it, and the file
+// interaction produces (docs/behaviour.md §9.1, §9.2), the model history derived from it, and the file
 // store that keeps it across crashes.
 //
 // # Events

@@ -9,7 +9,7 @@ import (
 	"github.com/dsh-go/dsh/jsonv"
 )
 
-// Event is one entry of a session log (SPEC §5.6). On the wire it is the JSON object
+// Event is one entry of a session log (docs/behaviour.md §9.1). On the wire it is the JSON object
 //
 //	{"type":…,"seq":…,"time":…,"data":…,"sourceEventSeqs":[…],"surfaceOp":"append","ignorable":true}
 //

@@ -9,7 +9,7 @@ import (
 )
 
 // This file holds the typed payloads of the events the agent loop and Code Mode append
-// (SPEC §5.6), each with an Event method building the event in its exact wire shape and a
+// (docs/behaviour.md §9.1), each with an Event method building the event in its exact wire shape and a
 // Decode function reading it back. Member order in the built data is the documented order.
 
 // ErrorInfo is the durable identity of a coded tool failure: {name, code}.
@@ -183,7 +183,7 @@ func decodeTurnStep(e Event, typ string) (turn, step int, err error) {
 }
 
 // UserMessage is a user-role message on the model-visible surface: a human prompt or an
-// injected context (SPEC §5.7). Its data is the message itself {id, role, source, content};
+// injected context (docs/behaviour.md §8.6). Its data is the message itself {id, role, source, content};
 // the event is a surface append.
 type UserMessage struct {
 	Message content.Message
@@ -270,7 +270,7 @@ func DecodeAssistantMessage(e Event) (AssistantMessage, error) {
 	return p, nil
 }
 
-// ToolCall records that a call is about to start (SPEC §5.3, §5.6): data {turn, step,
+// ToolCall records that a call is about to start (docs/behaviour.md §8.3, §9.1): data {turn, step,
 // callId, name, arguments} where arguments is the model's raw argument text. It is
 // log-only; the loop appends it durably so the log never claims less than happened.
 type ToolCall struct {
@@ -311,7 +311,7 @@ func DecodeToolCall(e Event) (ToolCall, error) {
 	return p, nil
 }
 
-// ToolResult is a committed call result (SPEC §5.6): data {turn, step, message, error?,
+// ToolResult is a committed call result (docs/behaviour.md §9.1): data {turn, step, message, error?,
 // meta?} with message {id, role:"user", source:{kind:"tool", callId},
 // content:[{type:"tool-result", toolCallId, content, isError}]}; a surface append whose
 // SourceEventSeqs cite the matching tool/call. The canonical value is never persisted.
@@ -557,7 +557,7 @@ func DecodeApprovalAsked(e Event) (ApprovalAsked, error) {
 	return p, nil
 }
 
-// Approval outcomes (SPEC §4.9).
+// Approval outcomes (docs/behaviour.md §7).
 const (
 	ApprovalAllowedOnce = "allowed-once"
 	ApprovalRejected    = "rejected"

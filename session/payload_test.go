@@ -25,7 +25,7 @@ func mustObject(t *testing.T, text string) *jsonv.Object {
 }
 
 // TestPayloadBytes pins the exact wire bytes of every event the loop and Code Mode
-// append (SPEC §5.6).
+// append (docs/behaviour.md §9.1).
 func TestPayloadBytes(t *testing.T) {
 	tests := []struct {
 		name string

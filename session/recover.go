@@ -6,7 +6,7 @@ import (
 	"github.com/dsh-go/dsh/content"
 )
 
-// Recovery error identities (SPEC §1.10, §5.9).
+// Recovery error identities (docs/behaviour.md §5.2, §9.2).
 const (
 	// CodeToolNotStarted marks a call the assistant requested that never got a durable
 	// tool/call event.
@@ -25,7 +25,7 @@ const (
 )
 
 // RecoveryEvents returns the synthetic events that close a crash-interrupted tail turn
-// (SPEC §5.9), or nil when the log is balanced. For the open turn (a turn/start without
+// (docs/behaviour.md §9.2), or nil when the log is balanced. For the open turn (a turn/start without
 // turn/end), every tool call requested by an assistant/message of the open step that has
 // no tool/result gets an error result, in request order: a call with a durable tool/call
 // gets ToolOutcomeUnknownError / TOOL_OUTCOME_UNKNOWN and cites the call's seq, a call

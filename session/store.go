@@ -36,7 +36,7 @@ type Options struct {
 	batchDone func(error)
 }
 
-// Store keeps session logs under a root directory, one file per session (SPEC §5.9):
+// Store keeps session logs under a root directory, one file per session (docs/behaviour.md §9.2):
 //
 //	<root>/--<projectKey(cwd)>--/<EncodeSegment(id)>/session.jsonl.zstd
 //	<root>/_no-cwd/<EncodeSegment(id)>/session.jsonl.zstd        (sessions without cwd)

@@ -8,7 +8,7 @@ import (
 // ApprovalOutcome is the answer of an approval service.
 type ApprovalOutcome string
 
-// Approval outcomes (SPEC §4.9).
+// Approval outcomes (docs/behaviour.md §7).
 const (
 	ApprovalAllowedOnce ApprovalOutcome = "allowed-once"
 	ApprovalRejected    ApprovalOutcome = "rejected"
@@ -56,7 +56,7 @@ func (r *Registry) SetApprover(a Approver) (remove func()) {
 	return func() { r.approver.CompareAndSwap(box, nil) }
 }
 
-// resolveAsk turns an "ask" into allow or deny (SPEC §4.9); cancelled reports that the
+// resolveAsk turns an "ask" into allow or deny (docs/behaviour.md §7); cancelled reports that the
 // service answered ApprovalCancelled.
 func (r *Registry) resolveAsk(ctx context.Context, exec *Execution, d PreDecision) (deny string, cancelled bool, err error) {
 	box := r.approver.Load()

@@ -65,7 +65,7 @@ func execT(ctx context.Context, reg *tool.Registry, agent *tool.Scope) *tool.Res
 }
 
 // TestBodyContextIdentity: without a replacement the body runs under the caller's own
-// context (SPEC §4.3 step 2a, §7.1).
+// context (docs/behaviour.md §4.6 step 2a, §7.1).
 func TestBodyContextIdentity(t *testing.T) {
 	for _, wrapped := range []bool{false, true} {
 		var bodyCtx context.Context
@@ -104,7 +104,7 @@ func TestCancelPreAborted(t *testing.T) {
 	}
 }
 
-// TestCancelDuringPreExecute covers the three pre-execute rows of SPEC §4.7.
+// TestCancelDuringPreExecute covers the three pre-execute rows of docs/behaviour.md §6.
 func TestCancelDuringPreExecute(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -151,7 +151,7 @@ func TestCancelDuringPreExecute(t *testing.T) {
 	}
 }
 
-// TestCancelDuringApproval covers the approval rows of SPEC §4.7.
+// TestCancelDuringApproval covers the approval rows of docs/behaviour.md §6.
 func TestCancelDuringApproval(t *testing.T) {
 	for _, outcome := range []tool.ApprovalOutcome{tool.ApprovalAllowedOnce, tool.ApprovalCancelled} {
 		t.Run(string(outcome), func(t *testing.T) {
@@ -205,7 +205,7 @@ func TestCancelDuringApproval(t *testing.T) {
 	})
 }
 
-// TestCancelDuringWrapper covers the around-wrapper rows of SPEC §4.7.
+// TestCancelDuringWrapper covers the around-wrapper rows of docs/behaviour.md §6.
 func TestCancelDuringWrapper(t *testing.T) {
 	t.Run("before next, with and without a replaced context", func(t *testing.T) {
 		for _, replace := range []bool{false, true} {
@@ -308,7 +308,7 @@ func TestCancelDuringWrapper(t *testing.T) {
 	})
 }
 
-// TestCancelWhileBodyRuns covers the body rows of SPEC §4.7 and the never-abandon rule.
+// TestCancelWhileBodyRuns covers the body rows of docs/behaviour.md §6 and the never-abandon rule.
 func TestCancelWhileBodyRuns(t *testing.T) {
 	t.Run("success after cancellation becomes ABORTED after the body returns", func(t *testing.T) {
 		entered, release := make(chan struct{}), make(chan struct{})
@@ -476,7 +476,7 @@ func TestCancelWhileBodyRuns(t *testing.T) {
 	})
 }
 
-// TestCancelDuringPostExecute covers the post-execute rows of SPEC §4.7.
+// TestCancelDuringPostExecute covers the post-execute rows of docs/behaviour.md §6.
 func TestCancelDuringPostExecute(t *testing.T) {
 	t.Run("a success becomes ABORTED with deferred and post contexts", func(t *testing.T) {
 		reg, _ := countingReg(t, func(_ context.Context, call *tool.Call) (any, error) {

@@ -9,7 +9,7 @@ import (
 	"github.com/dsh-go/dsh/content"
 )
 
-// Definition is a registered tool (SPEC §1.4). Name, Description and Parameters are the only
+// Definition is a registered tool (docs/behaviour.md §3.1). Name, Description and Parameters are the only
 // parts the model ever sees. Most tools are built with New (typed) or NewRaw; a Definition
 // may also be filled in directly.
 type Definition struct {
@@ -73,7 +73,7 @@ type Output struct {
 	PresentationMeta func(args, value any) (any, error)
 }
 
-// checkOutput reports the definition-shape error of SPEC §2.2 step 1: a definition without
+// checkOutput reports the definition-shape error of docs/behaviour.md §3.3 step 1: a definition without
 // an output renderer has no way to turn its value into content.
 func (d *Definition) checkOutput() error {
 	if d.Output.Render == nil {
@@ -82,7 +82,7 @@ func (d *Definition) checkOutput() error {
 	return nil
 }
 
-// checkTimeout reports the error of SPEC §2.2 step 3. A zero Timeout means "none declared"
+// checkTimeout reports the error of docs/behaviour.md §3.3 step 3. A zero Timeout means "none declared"
 // (Go cannot tell an absent duration from zero); a negative one is rejected.
 func (d *Definition) checkTimeout() error {
 	if d.Timeout < 0 {
@@ -91,7 +91,7 @@ func (d *Definition) checkTimeout() error {
 	return nil
 }
 
-// Schema is the model-visible projection of a tool (SPEC §1.3).
+// Schema is the model-visible projection of a tool (docs/behaviour.md §3.1).
 type Schema struct {
 	Name        string
 	Description string

@@ -1,5 +1,5 @@
 // Package tool is the heart of dsh: tool definitions, the scoped registry and the execution
-// pipeline every tool call passes through (SPEC §1–§4).
+// pipeline every tool call passes through (docs/behaviour.md §1–§4).
 //
 // A model's tool call becomes an Input; Registry.Execute turns it into exactly one Result:
 //

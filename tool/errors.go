@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Error codes of the tool runtime (SPEC §1.10). Tool packages define their own
+// Error codes of the tool runtime (docs/behaviour.md §5.2). Tool packages define their own
 // domain codes (for example FS_NOT_FOUND) with the same Error type.
 const (
 	CodeUnknownTool           = "UNKNOWN_TOOL"

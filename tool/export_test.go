@@ -1,7 +1,7 @@
 package tool
 
 // LayerCount reports how many scoped layers the registry holds, so tests can check that an
-// emptied layer is reclaimed (SPEC §2.1).
+// emptied layer is reclaimed (docs/behaviour.md §3.2).
 func (r *Registry) LayerCount() int {
 	r.mu.RLock()
 	defer r.mu.RUnlock()

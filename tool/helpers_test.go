@@ -157,7 +157,7 @@ func plugins(res *tool.Result) []string {
 	return out
 }
 
-// checkInvariants fails the test when res breaks a result invariant of SPEC §1.7.
+// checkInvariants fails the test when res breaks a result invariant of docs/behaviour.md §5.1.
 func checkInvariants(tb TB, res *tool.Result) {
 	if h, ok := tb.(interface{ Helper() }); ok {
 		h.Helper()

@@ -23,7 +23,7 @@ func (m ExecMode) String() string {
 	return "exclusive"
 }
 
-// ExecutionMode classifies a call before it starts (SPEC §2.11). It fails closed: only a
+// ExecutionMode classifies a call before it starts (docs/behaviour.md §3.11). It fails closed: only a
 // definition that may execute for in (visible, not collapsed) and whose ConcurrencySafe
 // returns true for in.Args is Parallel; an unknown tool, a missing classifier, a classifier
 // that panics and arguments that are not lossless JSON all give Exclusive.
@@ -53,7 +53,7 @@ func (r *Registry) ExecutionMode(in Input) (mode ExecMode) {
 }
 
 // ParseArguments turns the raw argument text a model emitted into the Input.Args of a call
-// (SPEC §5.1): empty text is {}, valid JSON is its value, and anything else stays the raw
+// (docs/behaviour.md §8.1): empty text is {}, valid JSON is its value, and anything else stays the raw
 // string, which a tool's argument validation then rejects with a clear message.
 func ParseArguments(raw string) any {
 	if raw == "" {

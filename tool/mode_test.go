@@ -8,7 +8,7 @@ import (
 	"github.com/dsh-go/dsh/tool"
 )
 
-// TestExecutionMode pins SPEC §2.11: fail-closed classification.
+// TestExecutionMode pins docs/behaviour.md §3.11: fail-closed classification.
 func TestExecutionMode(t *testing.T) {
 	reg := newReg(t)
 	safe := strTool("safe", "")
@@ -96,7 +96,7 @@ func TestExecutionMode(t *testing.T) {
 	}
 }
 
-// TestParseArguments pins SPEC §5.1's parse rule.
+// TestParseArguments pins docs/behaviour.md §8.1's parse rule.
 func TestParseArguments(t *testing.T) {
 	tests := []struct {
 		raw  string

@@ -25,7 +25,7 @@ const (
 	stageDone                  // finalized
 )
 
-// Invocation is one call in progress through the staged pipeline (SPEC §1.9). A scheduler
+// Invocation is one call in progress through the staged pipeline (docs/behaviour.md §4.3). A scheduler
 // calls Registry.Prepare in model order, Dispatch (possibly concurrently with other
 // invocations' dispatches) when NeedsDispatch reports true, and Finalize in model order.
 // Registry.Execute does all three.
@@ -66,7 +66,7 @@ func (r *Registry) Execute(ctx context.Context, in Input) *Result {
 }
 
 // Prepare creates the execution and runs the pre-dispatch stages: argument snapshot, Code
-// Mode collapse, pre-execute hooks, approval and guards (SPEC §4.1, §4.2).
+// Mode collapse, pre-execute hooks, approval and guards (docs/behaviour.md §4.4, §4.5).
 func (r *Registry) Prepare(ctx context.Context, in Input) *Invocation {
 	root := in.RootCallID
 	if root == "" {
@@ -250,7 +250,7 @@ func stopFailure(name, where string, stop *contain.Stop) *Error {
 	return panicFailure(name, where, stop.Value)
 }
 
-// Dispatch runs the around-execute wrappers and the body (SPEC §4.3). It blocks until the
+// Dispatch runs the around-execute wrappers and the body (docs/behaviour.md §4.6). It blocks until the
 // body returns. Call it only when NeedsDispatch reports true; it may run on any goroutine.
 func (inv *Invocation) Dispatch() {
 	if inv.stage != stageDispatch {
@@ -305,7 +305,7 @@ func (inv *Invocation) dispatch() (*Result, error) {
 // authoritative original.
 type handoff struct{ handed, produced *Result }
 
-// wrapped runs the around-execute wrappers with the body innermost (SPEC §4.3 steps 1–3).
+// wrapped runs the around-execute wrappers with the body innermost (docs/behaviour.md §4.6 steps 1–3).
 // Each wrapper receives a private copy of the core result; returning that copy keeps the
 // authoritative result (what the wrapper did to its copy does not matter), and any other
 // result is normalized again. wrapped returns only after every body a wrapper started has
@@ -485,7 +485,7 @@ func outputError(name string, violations ...string) error {
 		Message: fmt.Sprintf("tool \"%s\" returned invalid output: %s", name, strings.Join(violations, "; "))}
 }
 
-// success builds the success result of value for entry e (SPEC §3.5): snapshot, validate,
+// success builds the success result of value for entry e (docs/behaviour.md §2.4): snapshot, validate,
 // render and, for top-level calls, project the presentation meta.
 func (inv *Invocation) success(e *entry, value any) (*Result, error) {
 	def := e.def
@@ -548,7 +548,7 @@ func callRender[T any](fn func(args, value any) (T, error), args, value any) (ou
 	return fn(args, value)
 }
 
-// renormalize rebuilds a result that this dispatch did not produce (SPEC §4.3 step 3): a
+// renormalize rebuilds a result that this dispatch did not produce (docs/behaviour.md §4.6 step 3): a
 // failure from its error, content, meta and contexts; a success by validating and
 // rendering its value again with the definition that may execute now, keeping only its
 // contexts. A success that cannot be rebuilt (the tool is gone, the value violates the
@@ -592,7 +592,7 @@ func detach(v any) any {
 }
 
 // Finalize runs post-execute when it is owed, the cancellation check, finalize-content and
-// the result listeners (SPEC §4.4, §4.5), and returns the final result. Call it exactly once.
+// the result listeners (docs/behaviour.md §4.7, §4.8), and returns the final result. Call it exactly once.
 func (inv *Invocation) Finalize() *Result {
 	switch inv.stage {
 	case stageDispatch:
@@ -707,7 +707,7 @@ func (inv *Invocation) apply(res *Result, d PostDecision) (*Result, error) {
 	}
 }
 
-// blockMessage derives a block's error message from its feedback (SPEC §4.4).
+// blockMessage derives a block's error message from its feedback (docs/behaviour.md §4.7).
 func blockMessage(feedback []content.Block) string {
 	parts := make([]string, 0, len(feedback))
 	for _, b := range feedback {
@@ -724,7 +724,7 @@ func blockMessage(feedback []content.Block) string {
 	return msg
 }
 
-// materialize enforces the result invariants (SPEC §4.5 step 1): the durable projection
+// materialize enforces the result invariants (docs/behaviour.md §4.8 step 1): the durable projection
 // (content, meta, contexts, error) must be lossless JSON, a failure must say why it failed,
 // a failure never carries a value or concludesTurn and a success never carries an error.
 // It copies nothing: every stage that takes data from a body, hook or wrapper copies it on
@@ -763,7 +763,7 @@ func materialize(res *Result) (*Result, error) {
 var errNotSerializable = errors.New("tool result must be losslessly JSON-serializable")
 
 // finish materializes the result, applies finalize-content once and notifies the result
-// listeners (SPEC §4.5).
+// listeners (docs/behaviour.md §4.8).
 func (inv *Invocation) finish(res *Result) *Result {
 	out := materializeOr(res, errNotSerializable)
 	if fin := inv.finalizer; fin != nil {

@@ -79,7 +79,7 @@ type failingMarshaler struct{}
 
 func (failingMarshaler) MarshalJSON() ([]byte, error) { return nil, errors.New("marshaler exploded") }
 
-// TestOutputContract pins SPEC §3.5: every INVALID_TOOL_OUTPUT form.
+// TestOutputContract pins docs/behaviour.md §2.4: every INVALID_TOOL_OUTPUT form.
 func TestOutputContract(t *testing.T) {
 	stringSchema := func() any { return js(nil, `{"type":"string"}`) }
 	objSchema := func() any {
@@ -303,7 +303,7 @@ func TestPostDecisions(t *testing.T) {
 	})
 }
 
-// TestBlockMessage pins the block message derivation of SPEC §4.4.
+// TestBlockMessage pins the block message derivation of docs/behaviour.md §4.7.
 func TestBlockMessage(t *testing.T) {
 	img := content.Block{Type: content.TypeImage, Image: &content.ImageRef{AttachmentID: "a", MediaType: "image/png", Bytes: 1, Width: 1, Height: 1}}
 	widget := content.Block{Type: "widget", Extra: jsonv.NewObject(jsonv.Member{Name: "x", Value: 1.0})}
@@ -334,7 +334,7 @@ func TestBlockMessage(t *testing.T) {
 	}
 }
 
-// TestWrapperResults pins SPEC §4.3 step 3 (normalization of wrapper-authored results).
+// TestWrapperResults pins docs/behaviour.md §4.6 step 3 (normalization of wrapper-authored results).
 func TestWrapperResults(t *testing.T) {
 	wrap := func(reg *tool.Registry, f func(next func(context.Context) (*tool.Result, error)) (*tool.Result, error)) {
 		reg.WrapExecute(func(ctx context.Context, _ *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
@@ -540,7 +540,7 @@ func TestWrapperResults(t *testing.T) {
 	})
 }
 
-// TestBodyFailures pins SPEC §1.10 and §1.11 for bodies.
+// TestBodyFailures pins docs/behaviour.md §5.2 and §5.3 for bodies.
 func TestBodyFailures(t *testing.T) {
 	var typedNil *tool.Error
 	tests := []struct {
@@ -599,7 +599,7 @@ type hostile struct{}
 
 func (hostile) String() string { panic("coercion trap") }
 
-// TestPreExecute pins SPEC §4.2 and §4.9.
+// TestPreExecute pins docs/behaviour.md §4.5 and §7.
 func TestPreExecute(t *testing.T) {
 	pre := func(reg *tool.Registry, d tool.PreDecision) {
 		reg.OnPreExecute(func(context.Context, *tool.Execution, func() (tool.PreDecision, error)) (tool.PreDecision, error) {
@@ -788,7 +788,7 @@ func TestPreExecute(t *testing.T) {
 	})
 }
 
-// TestFinalizeContent pins SPEC §4.5 step 2 and §4.1 step 3.
+// TestFinalizeContent pins docs/behaviour.md §4.8 step 2 and §4.1 step 3.
 func TestFinalizeContent(t *testing.T) {
 	t.Run("runs once per path", func(t *testing.T) {
 		paths := []struct {
@@ -957,7 +957,7 @@ func TestFinalizeContent(t *testing.T) {
 	})
 }
 
-// TestResultListeners pins SPEC §4.5 steps 3 and 4.
+// TestResultListeners pins docs/behaviour.md §4.8 steps 3 and 4.
 func TestResultListeners(t *testing.T) {
 	logs := &logCapture{}
 	reg := newReg(t, tool.Config{Logger: slog.New(logs)})
@@ -993,7 +993,7 @@ func TestResultListeners(t *testing.T) {
 	}
 }
 
-// TestContextOrder pins SPEC §4.8.
+// TestContextOrder pins docs/behaviour.md §4.10.
 func TestContextOrder(t *testing.T) {
 	newComposite := func(fail bool) *tool.Definition {
 		return bodyTool("composite", func(_ context.Context, call *tool.Call) (any, error) {
@@ -1045,7 +1045,7 @@ func TestContextOrder(t *testing.T) {
 	})
 }
 
-// TestConcludesTurn pins SPEC §4.10.
+// TestConcludesTurn pins docs/behaviour.md §4.11.
 func TestConcludesTurn(t *testing.T) {
 	concluding := func(fail bool) *tool.Definition {
 		return bodyTool("terminal", func(_ context.Context, call *tool.Call) (any, error) {
@@ -1188,7 +1188,7 @@ func TestPhaseOrderAndIdentity(t *testing.T) {
 	}
 }
 
-// TestArgumentsNotLossless pins SPEC §4.1 step 4.
+// TestArgumentsNotLossless pins docs/behaviour.md §4.4 step 4.
 func TestArgumentsNotLossless(t *testing.T) {
 	reg := newReg(t)
 	var seen counter

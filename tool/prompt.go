@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// CodeOnlyInstruction is the text of the tools:code-only prompt section (SPEC §2.10): what a
+// CodeOnlyInstruction is the text of the tools:code-only prompt section (docs/behaviour.md §3.10): what a
 // model whose scope presents exactly ModeCode is told before the per-tool guidance, so it
 // routes calls through run_code instead of discovering the collapse by failing.
 const CodeOnlyInstruction = "`run_code` is the only tool you can call directly — a tool call naming any other tool fails. Reach every tool the SDK declares below from inside the program."
@@ -15,7 +15,7 @@ func missingRuntime(mode Mode) error {
 	return fmt.Errorf("dsh-tools: mode \"%s\" requires a code runtime — install one (for example codemode with coderuntime/quickjs) or set tools mode to \"native\"", mode)
 }
 
-// WireTools returns what system-prompt assembly offers the model for scope (SPEC §2.10):
+// WireTools returns what system-prompt assembly offers the model for scope (docs/behaviour.md §3.10):
 // the schemas to send and the names a tool order may list. In native mode that is every
 // visible schema and every name the scope knows before restrictions; in code mode only
 // run_code; in both mode every visible schema including run_code, and the known names plus

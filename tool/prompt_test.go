@@ -28,7 +28,7 @@ func wireNames(t *testing.T, reg *tool.Registry, s *tool.Scope) ([]string, []str
 	return names, known
 }
 
-// TestWireTools pins the wire contribution of SPEC §2.10.
+// TestWireTools pins the wire contribution of docs/behaviour.md §3.10.
 func TestWireTools(t *testing.T) {
 	t.Run("native needs no runtime", func(t *testing.T) {
 		reg := newReg(t)

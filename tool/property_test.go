@@ -326,7 +326,7 @@ func runScenario(tb TB, sc scenario) outcome {
 }
 
 // TestPropertyPipelineInvariants: whatever the hooks, body and cancellation do, the call ends
-// in exactly one result that keeps the invariants of SPEC §1.7, seen identically by the
+// in exactly one result that keeps the invariants of docs/behaviour.md §5.1, seen identically by the
 // result listeners, with the finalizer run at most once.
 func TestPropertyPipelineInvariants(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
@@ -387,7 +387,7 @@ func TestPropertySnapshotIndependence(t *testing.T) {
 	})
 }
 
-// regModel is a direct transcription of SPEC §2.3 over the registrations a test made.
+// regModel is a direct transcription of docs/behaviour.md §3.4 over the registrations a test made.
 type regModel struct {
 	scopes []*tool.Scope                 // index 0 is the global scope
 	tools  map[*tool.Scope][]string      // registration order

@@ -13,7 +13,7 @@ import (
 	"github.com/dsh-go/dsh/schema"
 )
 
-// Mode is a presentation mode (SPEC §2.7): how a scope's tools reach the model.
+// Mode is a presentation mode (docs/behaviour.md §3.7): how a scope's tools reach the model.
 type Mode string
 
 // Presentation modes.
@@ -356,7 +356,7 @@ func (s *Scope) Close() {
 	}
 }
 
-// Register adds def to this scope's layer (SPEC §2.2). A scoped tool shadows an inherited
+// Register adds def to this scope's layer (docs/behaviour.md §3.3). A scoped tool shadows an inherited
 // tool of the same name and is exempt from the scope's restrictions. The returned function
 // removes exactly this registration. Register checks, in order: an output renderer is
 // declared, the output schema lies in the supported subset, the timeout is not negative,
@@ -437,7 +437,7 @@ func (r *Registry) logNotify(c Change) {
 	}
 }
 
-// Restrict masks the tools this scope inherits (SPEC §2.5): only names in Allow (when given)
+// Restrict masks the tools this scope inherits (docs/behaviour.md §3.5): only names in Allow (when given)
 // and not in Deny (when given) stay visible here and in every descendant scope. The scope's
 // own tools are never filtered. Restrictions along a chain intersect.
 func (s *Scope) Restrict(f Filter) (lift func(), err error) {
@@ -517,7 +517,7 @@ func toSet(names []string) map[string]struct{} {
 	return m
 }
 
-// Guard adds a monotonic guard to this scope's layer (SPEC §2.6). Global guards see every
+// Guard adds a monotonic guard to this scope's layer (docs/behaviour.md §3.6). Global guards see every
 // call; a scope's guards see calls of that scope and its descendants.
 func (s *Scope) Guard(fn GuardFunc) (remove func()) {
 	return s.GuardCoded(func(exec *Execution) (string, *Info) { return fn(exec), nil })
@@ -546,7 +546,7 @@ func (s *Scope) GuardCoded(fn CodedGuardFunc) (remove func()) {
 	return undo
 }
 
-// PresentAs selects this scope's presentation mode (SPEC §2.7). It covers every descendant
+// PresentAs selects this scope's presentation mode (docs/behaviour.md §3.7). It covers every descendant
 // scope that does not declare its own. The returned function restores the default.
 func (s *Scope) PresentAs(mode Mode) (restore func(), err error) {
 	if s.global {
@@ -658,7 +658,7 @@ func (r *Registry) lookupLocked(name string, scope *Scope) *entry {
 	return e
 }
 
-// view is the ordered visible set of a scope (SPEC §2.3).
+// view is the ordered visible set of a scope (docs/behaviour.md §3.4).
 type view struct {
 	names   []string
 	entries map[string]*entry
@@ -768,7 +768,7 @@ func (r *Registry) KnownNames(scope *Scope) []string {
 }
 
 // Schemas returns the model-visible projection of every tool visible in scope, in view order
-// (SPEC §2.4). Each schema is a detached copy. It includes run_code when the scope's mode is
+// (docs/behaviour.md §3.4). Each schema is a detached copy. It includes run_code when the scope's mode is
 // code or both.
 func (r *Registry) Schemas(scope *Scope) ([]Schema, error) {
 	r.mu.RLock()

@@ -35,7 +35,7 @@ func TestNewRegistryMode(t *testing.T) {
 	}
 }
 
-// TestRegisterErrors pins SPEC §2.2: the validation order and the exact messages.
+// TestRegisterErrors pins docs/behaviour.md §3.3: the validation order and the exact messages.
 func TestRegisterErrors(t *testing.T) {
 	badSchema := js(t, `{"type":"string","pattern":"x"}`)
 	noRender := func(name string) *tool.Definition {
@@ -134,7 +134,7 @@ func TestRegisterDuplicate(t *testing.T) {
 	}
 }
 
-// TestScopedVisibility pins SPEC §2.3: a scoped tool is visible and executable for its scope
+// TestScopedVisibility pins docs/behaviour.md §3.4: a scoped tool is visible and executable for its scope
 // only; elsewhere it is an unknown tool.
 func TestScopedVisibility(t *testing.T) {
 	reg := newReg(t)
@@ -224,7 +224,7 @@ func TestAncestorOverlay(t *testing.T) {
 	}
 }
 
-// TestSchemas pins SPEC §2.4: the whitelist projection, detached copies and the lossless check.
+// TestSchemas pins docs/behaviour.md §3.4: the whitelist projection, detached copies and the lossless check.
 func TestSchemas(t *testing.T) {
 	reg := newReg(t)
 	params := js(t, `{"type":"object","properties":{"text":{"type":"string"}}}`)
@@ -304,7 +304,7 @@ func TestSchemasDeep(t *testing.T) {
 	}
 }
 
-// TestRestrictErrors pins SPEC §2.5: check order and exact messages.
+// TestRestrictErrors pins docs/behaviour.md §3.5: check order and exact messages.
 func TestRestrictErrors(t *testing.T) {
 	reg := newReg(t)
 	register(t, reg, strTool("real", ""))
@@ -516,7 +516,7 @@ func TestRestrictSemantics(t *testing.T) {
 	})
 }
 
-// TestGuards pins SPEC §2.6.
+// TestGuards pins docs/behaviour.md §3.6.
 func TestGuards(t *testing.T) {
 	t.Run("global then chain farthest first, first reason wins", func(t *testing.T) {
 		reg := newReg(t)
@@ -588,7 +588,7 @@ func TestGuards(t *testing.T) {
 		}
 	})
 	t.Run("a guard registered by a guard runs from the next call", func(t *testing.T) {
-		// SPEC §2.6 recommends snapshotting the guard list; the reference's live iteration is
+		// docs/behaviour.md §3.6 recommends snapshotting the guard list; the reference's live iteration is
 		// non-normative.
 		reg := newReg(t)
 		register(t, reg, strTool("t", "ran:t"))
@@ -643,7 +643,7 @@ func TestGuards(t *testing.T) {
 	})
 }
 
-// TestPresentation pins SPEC §2.7 and §2.8.
+// TestPresentation pins docs/behaviour.md §3.7 and §3.8.
 func TestPresentation(t *testing.T) {
 	t.Run("errors", func(t *testing.T) {
 		reg := newReg(t)
@@ -774,7 +774,7 @@ func TestPresentation(t *testing.T) {
 	})
 }
 
-// TestChanges pins SPEC §2.9 and the rollback rule of §2.2.
+// TestChanges pins docs/behaviour.md §3.9 and the rollback rule of §2.2.
 func TestChanges(t *testing.T) {
 	reg := newReg(t)
 	var got []string
@@ -853,7 +853,7 @@ func TestChangeListenerRollsBack(t *testing.T) {
 }
 
 // TestDisposers checks exact, independent, idempotent disposers; Scope.Close unwinding every
-// contribution; and layer reclamation (SPEC §2.1).
+// contribution; and layer reclamation (docs/behaviour.md §3.2).
 func TestDisposers(t *testing.T) {
 	reg := newReg(t)
 	register(t, reg, strTool("g", "ran:g"))
@@ -943,7 +943,7 @@ func TestDisposers(t *testing.T) {
 	register(t, reg, strTool("again", ""))
 }
 
-// TestScopeFilteredHooks pins SPEC §2.12.
+// TestScopeFilteredHooks pins docs/behaviour.md §3.12.
 func TestScopeFilteredHooks(t *testing.T) {
 	reg := newReg(t)
 	register(t, reg, strTool("t", "ran:t"))

@@ -8,7 +8,7 @@ import (
 	"github.com/dsh-go/dsh/jsonv"
 )
 
-// Result is the outcome of one tool call (SPEC §1.7). A success (IsError false) carries the
+// Result is the outcome of one tool call (docs/behaviour.md §5.1). A success (IsError false) carries the
 // canonical Value and never an Error; a failure carries Error and never a Value or
 // ConcludesTurn. Content is what the model sees; Meta is the persisted presentation meta.
 type Result struct {
@@ -34,7 +34,7 @@ func Success(value any, blocks []content.Block) *Result {
 }
 
 // Fail returns the generic failure result for err: content "Error: <message>" and
-// error.info when err carries a code (SPEC §1.11).
+// error.info when err carries a code (docs/behaviour.md §5.3).
 func Fail(err error) *Result {
 	msg := ErrorMessage(err)
 	return &Result{
@@ -76,7 +76,7 @@ func abortResult(bodyInvoked bool) *Result {
 // Schedulers use it for the synthetic results of calls they never started.
 func AbortedBeforeDispatch() *Result { return abortResult(false) }
 
-// ErrorMessage normalizes anything a body or hook failed with into a message (SPEC §1.11):
+// ErrorMessage normalizes anything a body or hook failed with into a message (docs/behaviour.md §5.3):
 // an error's Error(), a recovered panic's value, or "<unprintable thrown value>" when even
 // formatting it fails.
 func ErrorMessage(v any) (msg string) {
@@ -124,7 +124,7 @@ func (r *Result) Clone() *Result {
 	return &c
 }
 
-// JSON returns the result as the object SPEC §1.7 shapes: absent keys are absent. Members
+// JSON returns the result as the object docs/behaviour.md §5.1 shapes: absent keys are absent. Members
 // are in the order of the reference's materialized result, so the encoding matches its
 // JSON.stringify byte for byte: a failure is {isError, error: {message, info?: {name,
 // code}}, content, meta?, additionalContexts?}; a success is {isError, content, meta?,
@@ -164,7 +164,7 @@ func (r *Result) JSON() *jsonv.Object {
 	return o
 }
 
-// MarshalJSON encodes the result in the SPEC §1.7 shape.
+// MarshalJSON encodes the result in the docs/behaviour.md §5.1 shape.
 func (r *Result) MarshalJSON() ([]byte, error) { return jsonv.Marshal(r.JSON()) }
 
 func messageValue(m content.Message) *jsonv.Object {
@@ -186,7 +186,7 @@ func messageValue(m content.Message) *jsonv.Object {
 }
 
 // checkDurable reports whether the durable projection of r (content, contexts, error) is
-// lossless JSON (SPEC §4.5 step 1); materialize snapshots the meta itself.
+// lossless JSON (docs/behaviour.md §4.8 step 1); materialize snapshots the meta itself.
 func checkDurable(r *Result) error {
 	if err := checkBlocks(r.Content); err != nil {
 		return err

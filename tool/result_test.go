@@ -10,7 +10,7 @@ import (
 	"github.com/dsh-go/dsh/tool"
 )
 
-// TestResultJSON pins the SPEC §1.7 wire shape: key presence and member order.
+// TestResultJSON pins the docs/behaviour.md §5.1 wire shape: key presence and member order.
 func TestResultJSON(t *testing.T) {
 	ctxMsg := content.Message{ID: "m1", Role: content.RoleUser, Content: content.Texts("fyi"),
 		Source: &content.Source{Kind: "plugin", Plugin: "p", Form: "notice", Summary: "s"}}
@@ -84,7 +84,7 @@ type stringer struct{}
 
 func (stringer) String() string { return "stringer" }
 
-// TestErrorMessage pins SPEC §1.11 in its Go form.
+// TestErrorMessage pins docs/behaviour.md §5.3 in its Go form.
 func TestErrorMessage(t *testing.T) {
 	var typedNil *tool.Error
 	tests := []struct {

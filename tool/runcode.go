@@ -88,7 +88,7 @@ var runCodeFlavours = map[string]struct{ description, code string }{
 const runCodeLabelDescription = "What this program does, in active voice and 5-10 words (shown in the UI), " +
 	`for example "Count TODO markers across packages" or "Read the failing test and its fixture".`
 
-// runCodeOutputSchema is the closed {logs, result?} object of SPEC §6.4.
+// runCodeOutputSchema is the closed {logs, result?} object of docs/behaviour.md §10.4.
 func runCodeOutputSchema() *jsonv.Object {
 	items := jsonv.NewObject(jsonv.Member{Name: "type", Value: "string"})
 	logs := jsonv.NewObject(jsonv.Member{Name: "type", Value: "array"}, jsonv.Member{Name: "items", Value: items})
@@ -161,7 +161,7 @@ func (r *Registry) buildTransport(language string) (*entry, error) {
 	return &entry{def: def, out: out, params: params}, flavourErr
 }
 
-// renderRunCode renders {logs, result?} (SPEC §6.4): logs joined by newlines, then the result
+// renderRunCode renders {logs, result?} (docs/behaviour.md §10.4): logs joined by newlines, then the result
 // (a string raw, anything else pretty-printed with compact containers past depth 5).
 func renderRunCode(_, value any) ([]content.Block, error) {
 	o, _ := value.(*jsonv.Object)

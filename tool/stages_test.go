@@ -13,7 +13,7 @@ import (
 	"github.com/dsh-go/dsh/tool"
 )
 
-// TestStageKinds pins SPEC §4.6: which failures reach post-execute. Each origin runs through
+// TestStageKinds pins docs/behaviour.md §4.9: which failures reach post-execute. Each origin runs through
 // the staged API; the table records whether Prepare leaves a dispatch to do and how many
 // times post-execute ran.
 func TestStageKinds(t *testing.T) {

@@ -227,7 +227,7 @@ func New[In, Out any](name, description string, fn Func[In, Out], opts ...Option
 		value, err := jsonv.FromGo(res)
 		if err != nil {
 			// Encoding ran the output's own marshalling code and failed: the analogue of a
-			// snapshot that threw (SPEC §3.5).
+			// snapshot that threw (docs/behaviour.md §2.4).
 			return nil, outputError(name, "value snapshot failed: "+ErrorMessage(err))
 		}
 		return ownedValue{value}, nil

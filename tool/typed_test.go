@@ -61,7 +61,7 @@ func TestTypedSchemas(t *testing.T) {
 	}
 }
 
-// TestTypedArguments pins SPEC §3.4: arguments are validated inside the body stage.
+// TestTypedArguments pins docs/behaviour.md §2.3: arguments are validated inside the body stage.
 func TestTypedArguments(t *testing.T) {
 	reg := newReg(t)
 	register(t, reg, readTool(t))
@@ -249,7 +249,7 @@ func TestTypedOptions(t *testing.T) {
 	})
 }
 
-// TestTypedPresenters pins SPEC §3.4: presenters validate softly.
+// TestTypedPresenters pins docs/behaviour.md §2.3: presenters validate softly.
 func TestTypedPresenters(t *testing.T) {
 	def := readTool(t,
 		tool.CallCard(func(in readArgs) *card.Call {
@@ -283,7 +283,7 @@ func TestTypedPresenters(t *testing.T) {
 }
 
 // TestRawToolsAreNotValidated: raw definitions get no argument validation, but their output
-// is still checked (SPEC §3.4).
+// is still checked (docs/behaviour.md §2.3).
 func TestRawToolsAreNotValidated(t *testing.T) {
 	reg := newReg(t)
 	params := js(t, `{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)

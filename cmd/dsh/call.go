@@ -80,7 +80,7 @@ func checkJSON(c callSpec) error {
 // post-execute policies — exactly as an agent's calls would run, one after another for one
 // agent scope, so that later calls see what earlier ones observed (a read authorizes an
 // edit). It prints each call's card and its result's card, or with --json each result
-// object of SPEC §1.7 on a line of its own. The first failed call ends the command with
+// object of docs/behaviour.md §5.1 on a line of its own. The first failed call ends the command with
 // exit status 1; the calls after it do not run.
 func runCall(ctx context.Context, e *env, args []string) (err error) {
 	fs := newFlags(e, "call", callSynopsis)

@@ -43,8 +43,8 @@ func TestUsageAndExitStatus(t *testing.T) {
 	}
 }
 
-// TestCallJSON pins the exact bytes "dsh call --json" prints: the result object of SPEC
-// §1.7 with absent keys absent, in the reference's member order.
+// TestCallJSON pins the exact bytes "dsh call --json" prints: the result object of docs/behaviour.md
+// §5.1 with absent keys absent, in the reference's member order.
 func TestCallJSON(t *testing.T) {
 	s := newSandbox(t)
 	s.write("a.txt", "one\ntwo\n")

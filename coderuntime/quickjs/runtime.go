@@ -1,5 +1,5 @@
 // Package quickjs is the default Code Mode runtime: it runs a TypeScript program in
-// QuickJS (modernc.org/quickjs, pure Go) under the budgets of SPEC §6.9.
+// QuickJS (modernc.org/quickjs, pure Go) under the budgets of docs/behaviour.md §10.8.
 //
 // Each Run type-strips the program on the host (package tsstrip; syntax errors and
 // non-erasable TypeScript fail the run as an exception without starting anything), then
@@ -107,7 +107,7 @@ type Runtime struct {
 var _ coderuntime.Runtime = (*Runtime)(nil)
 
 // New validates cfg, fills in defaults and returns a Runtime. The error messages are those
-// of SPEC §6.9, e.g. "config.computeMs must be a positive number, got -1".
+// of docs/behaviour.md §10.8, e.g. "config.computeMs must be a positive number, got -1".
 func New(cfg Config) (*Runtime, error) {
 	lim, err := coderuntime.Limits{ComputeMs: cfg.ComputeMs, MaxWallMs: cfg.MaxWallMs, MaxOutputBytes: cfg.MaxOutputBytes, MaxHeapMB: cfg.MaxHeapMB}.Resolve()
 	if err != nil {

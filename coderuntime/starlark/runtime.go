@@ -1,6 +1,6 @@
 // Package starlark is the Code Mode runtime for the Python flavour: it runs a program in
 // Starlark (go.starlark.net), a small, deterministic dialect of Python, inside the host
-// process, under the budgets and output rules of SPEC §6.9.
+// process, under the budgets and output rules of docs/behaviour.md §10.8.
 //
 // # The program
 //
@@ -139,7 +139,7 @@ type Runtime struct {
 var _ coderuntime.Runtime = (*Runtime)(nil)
 
 // New validates cfg, fills in defaults and returns a Runtime. The error messages are those
-// of SPEC §6.9, e.g. "config.computeMs must be a positive number, got -1".
+// of docs/behaviour.md §10.8, e.g. "config.computeMs must be a positive number, got -1".
 func New(cfg Config) (*Runtime, error) {
 	lim, err := coderuntime.Limits{ComputeMs: cfg.ComputeMs, MaxWallMs: cfg.MaxWallMs, MaxOutputBytes: cfg.MaxOutputBytes, MaxHeapMB: cfg.MaxHeapMB}.Resolve()
 	if err != nil {

@@ -1,6 +1,6 @@
 // Package approval is dsh's approval service: it answers the "ask" decisions of the
 // pre-execute hooks (permission rules, for example) by asking a person, and records every
-// question and answer for the session log (SPEC §4.9).
+// question and answer for the session log (docs/behaviour.md §7).
 //
 // A Service implements tool.Approver. For each question it
 //

@@ -249,7 +249,7 @@ func TestAlways(t *testing.T) {
 	}
 }
 
-// TestCancelWhileAsking pins SPEC §4.7: the caller cancels while the question is open; the
+// TestCancelWhileAsking pins docs/behaviour.md §6: the caller cancels while the question is open; the
 // answer is cancelled and the call ends ABORTED_BEFORE_DISPATCH, body not run.
 func TestCancelWhileAsking(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,4 +1,4 @@
-// Package reminder is the repeat-tool reminder (SPEC §7.2): an advisory policy that notices
+// Package reminder is the repeat-tool reminder (docs/behaviour.md §11.2): an advisory policy that notices
 // an agent calling the same tool with the same arguments over and over, and adds a reminder
 // to the model's next request. It never vetoes or rewrites a call.
 //

@@ -455,7 +455,7 @@ func TestPreview(t *testing.T) {
 	}
 }
 
-// TestValidate pins the load-time messages of SPEC §7.2.
+// TestValidate pins the load-time messages of docs/behaviour.md §11.2.
 func TestValidate(t *testing.T) {
 	tests := []struct {
 		cfg  reminder.Config

@@ -1,4 +1,4 @@
-// Package spill is the spill policy (SPEC §11.2): it keeps oversized plain-text tool results
+// Package spill is the spill policy (docs/behaviour.md §11.3): it keeps oversized plain-text tool results
 // out of the model's context. When a call's accepted result is all text and larger than
 // MaxInlineBytes (UTF-8 bytes), the full text is saved to a spill store and the model sees a
 // head/tail preview followed by a notice saying where the rest is:

@@ -1,4 +1,4 @@
-// Package timeout is the timeout policy (SPEC §7.1): it turns the cooperative budget a tool
+// Package timeout is the timeout policy (docs/behaviour.md §11.1): it turns the cooperative budget a tool
 // declares (tool.Definition.Timeout, tool.WithTimeout) into a deadline on the call's context
 // and reports an expired budget to the model as a TOOL_TIMEOUT failure.
 //

@@ -138,7 +138,7 @@ func run(reg *tool.Registry, ctx context.Context, name string, agent *tool.Scope
 
 type ctxKey struct{}
 
-// TestOutcomes pins the results of SPEC §7.1 and the timeout rows of §4.7.
+// TestOutcomes pins the results of docs/behaviour.md §11.1 and the timeout rows of §4.7.
 func TestOutcomes(t *testing.T) {
 	waitDone := func(ctx context.Context, _ *tool.Call) (any, error) {
 		<-ctx.Done()
@@ -250,7 +250,7 @@ func TestCauseVisibleToBody(t *testing.T) {
 	}
 }
 
-// TestNoBudgetLeavesContextUntouched checks the first step of SPEC §7.1: without a budget the
+// TestNoBudgetLeavesContextUntouched checks the first step of docs/behaviour.md §11.1: without a budget the
 // body receives the caller's own context.
 func TestNoBudgetLeavesContextUntouched(t *testing.T) {
 	reg := newReg(t)

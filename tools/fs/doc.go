@@ -1,6 +1,6 @@
 // Package fs provides dsh's built-in file tools — read, write and edit — confined to one
 // workspace directory, together with the filesystem observation policy that keeps an agent
-// from overwriting what it has not seen (SPEC §10, §11.1, §8).
+// from overwriting what it has not seen (docs/behaviour.md §14, §11.4, §12).
 //
 // # Tools
 //

@@ -13,7 +13,7 @@ import (
 // ErrorName is the error class name of every filesystem failure (error.info.name).
 const ErrorName = "FsError"
 
-// Filesystem error codes (SPEC §1.10). They reach results as error.info.code.
+// Filesystem error codes (docs/behaviour.md §5.2). They reach results as error.info.code.
 const (
 	CodeNotFound         = "FS_NOT_FOUND"
 	CodeNotDirectory     = "FS_NOT_DIRECTORY"

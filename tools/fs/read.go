@@ -16,7 +16,7 @@ import (
 )
 
 // readArgs are the arguments of read. offset and limit are numbers, not integers, in the
-// schema: the body checks them with the exact messages of SPEC §10.
+// schema: the body checks them with the exact messages of docs/behaviour.md §14.
 type readArgs struct {
 	FilePath string   `json:"file_path"`
 	Offset   *float64 `json:"offset,omitempty"`
@@ -32,7 +32,7 @@ type ReadOutput struct {
 	TotalLines int    `json:"totalLines"`
 }
 
-// ReadMeta is the presentation meta of a read (SPEC §8): the window and a language hint,
+// ReadMeta is the presentation meta of a read (docs/behaviour.md §12): the window and a language hint,
 // persisted so that the read card renders from the log alone.
 type ReadMeta struct {
 	Path       string `json:"path"`

@@ -10,7 +10,7 @@
 //
 // A result larger than its inline cap (100 paths, 250 matches) is shown capped, says so, and
 // — for top-level calls — the complete formatted result is saved to a spill file whose path
-// the model is told. Result cards are the "search" card with truncated and total (SPEC §8).
+// the model is told. Result cards are the "search" card with truncated and total (docs/behaviour.md §12).
 package search
 
 import (

@@ -10,7 +10,7 @@
 //
 // Each output stream keeps its last 64000 bytes in memory and, once longer, is written
 // whole to a spill file. The model reads stdout, a "[stderr]" section and the exact markers
-// of SPEC §10: "[output truncated; full output: <path|(unavailable)>]",
+// of docs/behaviour.md §14: "[output truncated; full output: <path|(unavailable)>]",
 // "[sandbox: file access denied under <mode> mode]", "[timed out after <ms>ms]",
 // "[killed by signal: <name>]" and "[exit code: <n>]", or "(no output)". A non-zero exit is
 // an ordinary result, not an error; a cancelled call fails with "tool call aborted"
