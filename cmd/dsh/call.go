@@ -9,7 +9,6 @@ import (
 	"github.com/dsh-go/dsh/internal/term"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/mcp"
-	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/tool"
 	dshfs "github.com/dsh-go/dsh/tools/fs"
 )
@@ -66,9 +65,13 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	}
 	asJSON := fs.Bool("json", false, "print each result object as a JSON line instead of cards")
 	workspace := fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to")
+	preset := approvalFlag(fs)
 	cf := addConfigFlags(fs, "mode", "permissions.allow", "permissions.ask", "permissions.deny", "shell.sandbox")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := checkApproval(*preset); err != nil {
 		return err
 	}
 	calls, err := parseCalls(pos)
@@ -84,11 +87,8 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var prompter approval.Prompter
-	if f := stderrFile(e); e.stdin != nil && f != nil {
-		prompter = approval.ForStdio(e.stdin, f)
-	}
-	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, Prompter: prompter,
+	prompter := terminalPrompter(e, c, stderrFile(e))
+	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, Prompter: prompter, Approval: *preset,
 		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr})
 	if err != nil {
 		return err

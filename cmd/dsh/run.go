@@ -27,6 +27,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	workspace := fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to")
 	maxTokens := fs.Int("max-tokens", 0, "cap on each reply's tokens (0: the server's default)")
 	scriptFile := fs.String("script", "", "replay the assistant replies of this JSONL script instead of calling a model (see go doc ./llm/script)")
+	preset := approvalFlag(fs)
 	cf := addConfigFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -35,6 +36,9 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 1 || strings.TrimSpace(pos[0]) == "" {
 		fs.Usage()
 		return &usageError{`want the task as one argument, e.g. dsh run "summarize README.md"`}
+	}
+	if err := checkApproval(*preset); err != nil {
+		return err
 	}
 	ws, err := workspaceDir(*workspace)
 	if err != nil {
@@ -73,6 +77,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		json:      *asJSON,
 		banner:    banner,
 		maxTokens: *maxTokens,
+		approval:  *preset,
 	})
 }
 
@@ -89,6 +94,7 @@ type agentRun struct {
 	noPrompt  bool              // never ask a person
 	scripted  bool              // the model is the demo's script: a session not worth resuming
 	maxTokens int               // cap on each reply, 0 for the server's default
+	approval  string            // the approval preset, "" for none
 }
 
 // runAgent runs one turn in a new or resumed session and reports it.
@@ -124,11 +130,11 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 	log := &teeLog{Log: flog}
 	prompter := ar.prompter
 	if prompter == nil && !ar.noPrompt {
-		if f := stderrFile(e); e.stdin != nil && f != nil && !ar.json {
-			prompter = approval.ForStdio(e.stdin, f)
+		if !ar.json {
+			prompter = terminalPrompter(e, c, stderrFile(e))
 		}
 	}
-	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ar.workspace, Mode: mode, Config: c.Config, Log: log, Prompter: prompter, Session: id,
+	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ar.workspace, Mode: mode, Config: c.Config, Log: log, Prompter: prompter, Session: id, Approval: ar.approval,
 		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr})
 	if err != nil {
 		return err
@@ -136,6 +142,7 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 	defer rt.Close()
 	tr := newTranscript(e.stderr, r, live, rt.reg)
 	tr.model = ar.model.Name()
+	_, tr.prompting = prompter.(*approval.Terminal)
 	defer tr.stop()
 	// The banner (which model, which session) always goes to standard error, so even
 	// --json output says when its model is a script.

@@ -46,6 +46,8 @@ type runtimeConfig struct {
 	// Prompter answers approval questions; nil means nobody can (every "ask" is
 	// unavailable).
 	Prompter approval.Prompter
+	// Approval is the approval preset (read-only, auto-edit, full-auto), "" for none.
+	Approval string
 	// NoMCP skips the configured MCP servers (for rendering cards from a log).
 	NoMCP bool
 	// MCPDepth is how many dsh processes started this one as an MCP server (mcp.Depth of
@@ -160,7 +162,10 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 	if err := add(rules.Install(reg.Global(), perms)); err != nil {
 		return nil, fmt.Errorf("permission rules: %w", err)
 	}
-	ac := approval.Config{Policy: approval.PolicyAsk, Prompter: cfg.Prompter}
+	if err := add(approval.InstallPreset(reg, cfg.Approval)); err != nil {
+		return nil, fmt.Errorf("approval preset: %w", err)
+	}
+	ac := approval.Config{Policy: approval.PresetPolicy(cfg.Approval), Prompter: cfg.Prompter, Cards: callCards(reg), Workdir: ws}
 	if ac.Prompter == nil {
 		ac.Prompter = approval.NonInteractive()
 	}

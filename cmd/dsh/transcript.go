@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-go/dsh/card"
 	"github.com/dsh-go/dsh/content"
 	"github.com/dsh-go/dsh/internal/term"
+	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -31,6 +32,9 @@ type transcript struct {
 	model  string // the model's name for the status line
 	chars  int    // reasoning characters of the current reply
 	open   bool   // streamed text left the cursor mid-line
+	// prompting says a person answers approval questions on this terminal: the prompt
+	// shows the question and the answer, so the transcript does not repeat them.
+	prompting bool
 	stream bool   // the current reply's text was streamed
 }
 
@@ -158,11 +162,14 @@ func (t *transcript) event(e session.Event) {
 		}
 		t.print("  " + mark + " " + r.Dim(r.Clip(line, 4)) + "\n")
 	case session.TypeApprovalAsked:
+		if t.prompting {
+			return // the prompt shows the question and its reason
+		}
 		p, err := session.DecodeApprovalAsked(e)
 		if err != nil {
 			return
 		}
-		line := "? approval asked for " + term.Sanitize(p.ToolName)
+		line := "? " + term.Sanitize(p.ToolName) + " needed approval"
 		if p.Reason != "" {
 			line += ": " + term.Sanitize(p.Reason)
 		}
@@ -172,7 +179,10 @@ func (t *transcript) event(e session.Event) {
 		if err != nil {
 			return
 		}
-		t.print(r.Yellow("? approval "+term.Sanitize(p.Outcome)) + "\n")
+		if t.prompting && personAnswered(p.Answer) {
+			return // the prompt showed the answer
+		}
+		t.print(describeDecision(r, p) + "\n")
 	case session.TypeTurnEnd:
 		p, err := session.DecodeTurnEnd(e)
 		if err != nil {
@@ -186,6 +196,49 @@ func (t *transcript) event(e session.Event) {
 			t.print(r.Red(term.Sanitize(line)) + "\n")
 		}
 	}
+}
+
+// personAnswered reports whether an approval answer was typed by a person (rather than
+// given by a remembered "always", a preset or the lack of anyone to ask).
+func personAnswered(answer string) bool {
+	switch answer {
+	case approval.AnswerYes, approval.AnswerNo, approval.AnswerNoFeedback, approval.AnswerAlwaysSession, approval.AnswerAlwaysSaved:
+		return true
+	}
+	return false
+}
+
+// describeDecision says how an approval question was answered, in words.
+func describeDecision(r term.Renderer, p session.ApprovalDecided) string {
+	switch p.Answer {
+	case approval.AnswerYes:
+		return r.Green("✓ allowed once")
+	case approval.AnswerAlwaysSession:
+		return r.Green("✓ allowed for this session")
+	case approval.AnswerAlwaysSaved:
+		return r.Green("✓ allowed — saved allow rule " + term.Sanitize(p.Rule))
+	case approval.AnswerRemembered:
+		return r.Green("✓ allowed (an earlier \"always\")")
+	case approval.AnswerAuto:
+		return r.Green("✓ allowed by the full-auto preset")
+	case approval.AnswerNo:
+		return r.Red("✗ rejected")
+	case approval.AnswerNoFeedback:
+		return r.Red("✗ rejected: " + term.Sanitize(p.Feedback))
+	case approval.AnswerNever:
+		return r.Red("✗ rejected (approval policy never)")
+	}
+	switch p.Outcome {
+	case session.ApprovalAllowedOnce:
+		return r.Green("✓ allowed once")
+	case session.ApprovalRejected:
+		return r.Red("✗ rejected")
+	case session.ApprovalCancelled:
+		return r.Red("✗ approval cancelled")
+	case session.ApprovalUnavailable:
+		return r.Red("✗ not approved: nobody to ask")
+	}
+	return r.Yellow("? approval " + term.Sanitize(p.Outcome))
 }
 
 // def returns the definition presenting cards for a tool name (nil when unknown: the

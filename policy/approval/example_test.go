@@ -51,7 +51,7 @@ func Example() {
 	fmt.Println(strings.TrimSpace(screen.String()))
 	for _, e := range log.Events()[1:] {
 		if d, err := session.DecodeApprovalDecided(e); err == nil {
-			fmt.Println(e.Type, d.Outcome)
+			fmt.Println(e.Type, d.Outcome, d.Answer)
 		} else {
 			b, _ := jsonv.Marshal(e.Data)
 			fmt.Println(e.Type, strings.Replace(string(b), e.Data.(*jsonv.Object).Members()[0].Value.(string), "<id>", 1))
@@ -60,12 +60,11 @@ func Example() {
 	// Output:
 	// => ran: git push
 	// => ran: git push
-	// Approval needed: tool bash (call call_0)
-	//   reason: tool "bash" requires approval by permission rule "bash(git push*)"
+	// ? bash needs your approval
+	//   tool "bash" requires approval by permission rule "bash(git push*)"
 	//   command: git push
-	// Allow? [y]es, [n]o, [a]lways (this command, for this session):
 	// approval/asked {"id":"<id>","toolName":"bash","callId":"call_0","reason":"tool \"bash\" requires approval by permission rule \"bash(git push*)\""}
-	// approval/decided allowed-once
+	// approval/decided allowed-once always-session
 	// approval/asked {"id":"<id>","toolName":"bash","callId":"call_1","reason":"tool \"bash\" requires approval by permission rule \"bash(git push*)\""}
-	// approval/decided allowed-once
+	// approval/decided allowed-once remembered
 }

@@ -1,0 +1,93 @@
+package term
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/dsh-go/dsh/card"
+	"github.com/dsh-go/dsh/jsonv"
+)
+
+// A large edit used to show its first 20 "-" lines and hide every "+": both sides must
+// stay visible, with the counts in the header.
+func TestLargeDiffShowsBothSides(t *testing.T) {
+	var old, neu []string
+	for i := range 60 {
+		old = append(old, fmt.Sprintf("old line %d", i))
+		neu = append(neu, fmt.Sprintf("new line %d", i))
+	}
+	o := strings.Join(old, "\n")
+	out := Renderer{}.Result("edit", card.Result{Card: card.Diff, Title: "Edit big.go",
+		Diffs: []card.FileDiff{{Path: "big.go", OldText: &o, NewText: strings.Join(neu, "\n")}}}, false)
+	for _, want := range []string{"big.go modified +60 −60", "- old line 0", "+ new line 0", "more removed lines", "more added lines"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("large diff card lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "\n"); n > DefaultMaxLines+4 {
+		t.Errorf("large diff card has %d lines, want at most %d:\n%s", n, DefaultMaxLines+4, out)
+	}
+}
+
+// A command that exits non-zero or is killed is drawn as a failure (red ✗ and a red
+// status), though its result is a success for the model.
+func TestFailedCommandDrawnAsFailure(t *testing.T) {
+	three, zero := 3, 0
+	tests := []struct {
+		name string
+		c    card.Result
+		fail bool
+		head string
+	}{
+		{"exit 3", card.Result{Card: card.Terminal, ExitCode: &three, Output: "boom"}, true, "✗ bash · exit 3"},
+		{"signal", card.Result{Card: card.Terminal, Signal: "SIGTERM"}, true, "✗ bash · killed by SIGTERM"},
+		{"exit 0", card.Result{Card: card.Terminal, ExitCode: &zero, Output: "ok"}, false, "✓ bash · exit 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := FailedCommand(tt.c); got != tt.fail {
+				t.Fatalf("FailedCommand = %v, want %v", got, tt.fail)
+			}
+			plain := Renderer{}.Result("bash", tt.c, false)
+			if !strings.HasPrefix(plain, tt.head+"\n") {
+				t.Errorf("card starts %q, want %q", firstLine(plain), tt.head)
+			}
+			colour := Renderer{Color: true}.Result("bash", tt.c, false)
+			red := strings.HasPrefix(colour, "\x1b[31m✗\x1b[0m \x1b[31m")
+			if red != tt.fail {
+				t.Errorf("coloured header red = %v, want %v: %q", red, tt.fail, firstLine(colour))
+			}
+		})
+	}
+}
+
+// The approval preview shows what a call would do: the diff of an edit with its counts, the
+// content of a write, a command and where it runs, the arguments of any other tool.
+func TestPreview(t *testing.T) {
+	old := "a\nb\n"
+	tests := []struct {
+		name string
+		c    card.Call
+		want []string
+	}{
+		{"edit", card.Call{Card: card.Diff, Title: "Edit f.go", Diffs: []card.FileDiff{{Path: "f.go", OldText: &old, NewText: "a\nc\n"}}},
+			[]string{"● Edit f.go", "f.go modified +1 −1", "- b", "+ c"}},
+		{"write", card.Call{Card: card.Diff, Title: "Write n.md", Diffs: []card.FileDiff{{Path: "n.md", NewText: "# hi\nthere\n"}}},
+			[]string{"n.md created +2 −0", "+ # hi", "+ there"}},
+		{"bash", card.Call{Card: card.Terminal, Title: "go test ./...", Description: "run the tests"},
+			[]string{"● $ go test ./...", "in /work/ws", "run the tests"}},
+		{"bash in a directory", card.Call{Card: card.Terminal, Title: "ls", Cwd: "sub"}, []string{"in sub"}},
+		{"other", card.Call{Card: card.Generic, Title: "mcp__x__y", RawInput: jsonv.NewObject(jsonv.Member{Name: "q", Value: "z"})}, []string{"● mcp__x__y", `"q": "z"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Renderer{}.Preview("tool", tt.c, "/work/ws")
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("preview lacks %q:\n%s", w, got)
+				}
+			}
+		})
+	}
+}
