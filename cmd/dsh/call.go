@@ -19,7 +19,8 @@ const callSynopsis = "call [flags] TOOL ['JSON'] [TOOL 'JSON']..."
 // callHelp explains what the calls of one invocation share, printed by "dsh call -h".
 const callHelp = `Runs tool calls through the whole pipeline (permission rules, approval, guards, timeout,
 output validation, spill), one after another, exactly as an agent's calls would run, and
-stops at the first call that fails (exit status 1). Several calls are given as TOOL 'JSON'
+stops at the first call that fails (exit status 1). A command that exits non-zero or is
+killed counts as failed here, though its result is a success for a model. Several calls are given as TOOL 'JSON'
 pairs; a single call's arguments default to {}.
 
 The calls of one invocation run for one agent and share what it has seen: the file tools
@@ -30,6 +31,18 @@ so read it in the same invocation:
 
 Nothing carries over from one invocation to the next.
 `
+
+// commandStatus says how a failed command ended: "exited with status 3", "was killed by
+// SIGTERM".
+func commandStatus(c card.Result) string {
+	if c.Signal != "" {
+		return "was killed by " + term.Sanitize(c.Signal)
+	}
+	if c.ExitCode != nil {
+		return fmt.Sprintf("exited with status %d", *c.ExitCode)
+	}
+	return "failed"
+}
 
 // callSpec is one call of a "dsh call" command line.
 type callSpec struct{ name, raw string }
@@ -106,6 +119,7 @@ func runCall(ctx context.Context, e *env, args []string) error {
 			fmt.Fprint(e.stdout, r.Call(call.name, agent.CallCard(def, call.name, in.Args)))
 		}
 		res := rt.reg.Execute(ctx, in)
+		rc := agent.ResultCard(def, call.name, in.Args, card.ToolResult{Content: res.Content, IsError: res.IsError, Meta: res.Meta})
 		if *asJSON {
 			b, err := jsonv.Marshal(res.JSON())
 			if err != nil {
@@ -113,11 +127,15 @@ func runCall(ctx context.Context, e *env, args []string) error {
 			}
 			fmt.Fprintf(e.stdout, "%s\n", b)
 		} else {
-			rc := agent.ResultCard(def, call.name, in.Args, card.ToolResult{Content: res.Content, IsError: res.IsError, Meta: res.Meta})
 			fmt.Fprint(e.stdout, r.Result(call.name, rc, res.IsError))
 		}
-		if !res.IsError {
+		if !res.IsError && !term.FailedCommand(rc) {
 			continue
+		}
+		if !res.IsError {
+			// The result is a success for a model (it reads the exit status), but a command
+			// that failed fails the invocation, as it would in a shell script.
+			fmt.Fprintf(e.stderr, "dsh call: call %d (%s): the command %s\n", i+1, call.name, commandStatus(rc))
 		}
 		if res.Error != nil && res.Error.Info != nil && res.Error.Info.Code == dshfs.CodeNotObserved {
 			fmt.Fprintf(e.stderr, "dsh call: %s needs the file read first, in the same invocation: dsh call read '{\"file_path\":…}' %s '…' (see dsh call -h)\n", call.name, call.name)
