@@ -24,18 +24,18 @@ import (
 // event; the event then only ends the line. A status line turns while the model is
 // working (on a terminal only).
 type transcript struct {
-	mu     sync.Mutex
-	out    *term.Status
-	r      term.Renderer
-	reg    *tool.Registry
-	calls  map[string]pendingCall
-	model  string // the model's name for the status line
-	chars  int    // reasoning characters of the current reply
-	open   bool   // streamed text left the cursor mid-line
+	mu    sync.Mutex
+	out   *term.Status
+	r     term.Renderer
+	reg   *tool.Registry
+	calls map[string]pendingCall
+	model string // the model's name for the status line
+	chars int    // reasoning characters of the current reply
+	open  bool   // streamed text left the cursor mid-line
 	// prompting says a person answers approval questions on this terminal: the prompt
 	// shows the question and the answer, so the transcript does not repeat them.
 	prompting bool
-	stream bool   // the current reply's text was streamed
+	stream    bool // the current reply's text was streamed
 }
 
 // pendingCall is what a result card needs from its call.

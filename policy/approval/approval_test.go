@@ -319,7 +319,7 @@ func TestAuditFailures(t *testing.T) {
 
 type failingAuditor struct{ asked, decided error }
 
-func (a failingAuditor) Asked(approval.Question) error                         { return a.asked }
+func (a failingAuditor) Asked(approval.Question) error                      { return a.asked }
 func (a failingAuditor) Decided(approval.Question, approval.Decision) error { return a.decided }
 
 // TestConcurrentQuestions checks parallel calls are each asked and audited in pairs.
