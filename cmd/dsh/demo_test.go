@@ -31,7 +31,7 @@ func TestDemo(t *testing.T) {
 			"✓ glob · 1 path\n  main.go\n",
 			"● Edit main.go\n✓ edit · Edit main.go · 1 file\n",
 			"● $ rm -rf build\n  Remove old build output\n✗ bash\n",
-			"● $ sleep 30\n  Wait for a slow check\n✓ bash · killed by SIGTERM\n  (no output)\n  [timed out after 300ms]\n",
+			"● $ sleep 30\n  Wait for a slow check\n✗ bash · killed by SIGTERM\n  (no output)\n  [timed out after 300ms]\n",
 		}},
 		{"both", []string{
 			"- \tfmt.Println(\"hello\")", "+ \tfmt.Println(\"hello, world\")",

@@ -14,6 +14,7 @@ import (
 	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tool"
 )
 
 // runRun implements "dsh run": one agent turn on a task, in a persisted session. The live
@@ -134,6 +135,12 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 			prompter = terminalPrompter(e, c, stderrFile(e))
 		}
 	}
+	_, prompting := prompter.(*approval.Terminal)
+	var holder *holdingPrompter
+	if prompter != nil {
+		holder = &holdingPrompter{inner: prompter}
+		prompter = holder
+	}
 	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ar.workspace, Mode: mode, Config: c.Config, Log: log, Prompter: prompter, Session: id, Approval: ar.approval,
 		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr})
 	if err != nil {
@@ -142,7 +149,14 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 	defer rt.Close()
 	tr := newTranscript(e.stderr, r, live, rt.reg)
 	tr.model = ar.model.Name()
-	_, tr.prompting = prompter.(*approval.Terminal)
+	tr.prompting = prompting
+	if holder != nil {
+		holder.setStatus(tr.out)
+	}
+	if live {
+		// A running command's output reaches the status region as it is written.
+		ctx = tool.WithProgress(ctx, tr.prog.output)
+	}
 	defer tr.stop()
 	// The banner (which model, which session) always goes to standard error, so even
 	// --json output says when its model is a script.

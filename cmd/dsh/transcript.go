@@ -21,11 +21,14 @@ import (
 // renderer on the same events, so a replay shows exactly what the run showed.
 //
 // Live, the assistant's text arrives as deltas (TextDelta) before its assistant/message
-// event; the event then only ends the line. A status line turns while the model is
-// working (on a terminal only).
+// event; the event then only ends the line. On a terminal a status region stays below the
+// transcript (see progress.go): the model's elapsed time and output so far while it works,
+// the calls running and their elapsed time while tools run, and the last lines of a running
+// command's output.
 type transcript struct {
 	mu    sync.Mutex
 	out   *term.Status
+	prog  progress // what the status region shows
 	r     term.Renderer
 	reg   *tool.Registry
 	calls map[string]pendingCall
@@ -45,7 +48,14 @@ type pendingCall struct {
 }
 
 func newTranscript(w io.Writer, r term.Renderer, live bool, reg *tool.Registry) *transcript {
-	return &transcript{out: term.NewStatus(w, live, r), r: r, reg: reg, calls: map[string]pendingCall{}}
+	return newTranscriptClock(w, r, live, reg, term.SystemClock{})
+}
+
+// newTranscriptClock is newTranscript with the status region on clock.
+func newTranscriptClock(w io.Writer, r term.Renderer, live bool, reg *tool.Registry, clock term.Clock) *transcript {
+	t := &transcript{out: term.NewStatusClock(w, live, r, clock), r: r, reg: reg, calls: map[string]pendingCall{}}
+	t.prog.init()
+	return t
 }
 
 func (t *transcript) print(s string) {
@@ -56,26 +66,29 @@ func (t *transcript) print(s string) {
 	io.WriteString(t.out, s)
 }
 
-// stepStart shows the status line while the model works on its reply.
+// stepStart shows the status region while the model works on its reply.
 func (t *transcript) stepStart() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.chars, t.stream = 0, false
-	t.out.Show("waiting for " + t.model + " …")
+	t.prog.modelStarted(t.model, t.out.Now())
+	t.out.SetView(t.prog.view)
 }
 
 // reasoningDelta counts reasoning on the status line; reasoning is not printed.
 func (t *transcript) reasoningDelta(s string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.chars += len([]rune(s))
-	t.out.Show(fmt.Sprintf("thinking · %d chars", t.chars))
+	n := len([]rune(s))
+	t.chars += n
+	t.prog.modelOutput(n, true)
 }
 
 // textDelta streams the assistant's text.
 func (t *transcript) textDelta(s string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.prog.modelOutput(len([]rune(s)), false)
 	s = term.Sanitize(s)
 	if s == "" {
 		return
@@ -118,7 +131,8 @@ func (t *transcript) event(e session.Event) {
 		if err != nil {
 			return
 		}
-		t.out.Clear()
+		t.prog.modelDone()
+		t.out.Refresh()
 		if t.stream {
 			if t.open {
 				io.WriteString(t.out, "\n")
@@ -137,6 +151,7 @@ func (t *transcript) event(e session.Event) {
 		}
 		args := tool.ParseArguments(p.Arguments)
 		t.calls[p.CallID] = pendingCall{name: p.Name, args: args}
+		t.prog.callStarted(p.CallID, p.Name, t.out.Now())
 		t.print(r.Call(p.Name, agent.CallCard(t.def(p.Name), p.Name, args)))
 	case session.TypeToolResult:
 		p, err := session.DecodeToolResult(e)
@@ -145,13 +160,22 @@ func (t *transcript) event(e session.Event) {
 		}
 		c := t.calls[p.CallID]
 		delete(t.calls, p.CallID)
+		t.prog.callEnded(p.CallID)
 		res := card.ToolResult{Content: p.Content, IsError: p.IsError, Meta: p.Meta}
 		t.print(r.Result(c.name, agent.ResultCard(t.def(c.name), c.name, c.args, res), p.IsError))
+	case session.TypeCodeDispatchStart:
+		p, err := session.DecodeCodeDispatchStart(e)
+		if err != nil {
+			return
+		}
+		t.prog.callStarted(p.SubCallID, p.Name, t.out.Now())
+		t.out.Refresh()
 	case session.TypeCodeDispatch:
 		p, err := session.DecodeCodeDispatch(e)
 		if err != nil {
 			return
 		}
+		t.prog.callEnded(p.SubCallID)
 		mark := r.Green("✓")
 		if p.IsError {
 			mark = r.Red("✗")
@@ -188,6 +212,7 @@ func (t *transcript) event(e session.Event) {
 		if err != nil {
 			return
 		}
+		t.prog.reset()
 		t.out.Clear()
 		line := fmt.Sprintf("— turn %d %s", p.Turn, describeEnd(p.Reason))
 		if p.Reason.Kind == session.EndCompleted {
