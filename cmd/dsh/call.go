@@ -102,6 +102,7 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	}
 	prompter := terminalPrompter(e, c, stderrFile(e))
 	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, Prompter: prompter, Approval: *preset,
+		NoMCP: !callsNeedMCP(calls), MCPLog: homeMCPLog(c),
 		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr})
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/dsh-go/dsh/agent"
@@ -142,6 +143,7 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 		prompter = holder
 	}
 	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ar.workspace, Mode: mode, Config: c.Config, Log: log, Prompter: prompter, Session: id, Approval: ar.approval,
+		MCPLog:   filepath.Join(filepath.Dir(flog.Path()), "mcp.log"),
 		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr})
 	if err != nil {
 		return err

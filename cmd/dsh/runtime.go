@@ -7,11 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/dsh-go/dsh/agent"
 	"github.com/dsh-go/dsh/codemode"
@@ -48,8 +45,13 @@ type runtimeConfig struct {
 	Prompter approval.Prompter
 	// Approval is the approval preset (read-only, auto-edit, full-auto), "" for none.
 	Approval string
-	// NoMCP skips the configured MCP servers (for rendering cards from a log).
+	// NoMCP skips the configured MCP servers: for commands that do not need them (rendering
+	// cards from a log, "dsh call" of built-in tools), which then do not wait for them.
 	NoMCP bool
+	// MCPLog is the file the MCP servers' own logs (their stderr) and the connection
+	// messages are appended to, instead of the terminal: mcp.log in the session directory,
+	// or under the dsh home for commands without a session. "" discards them.
+	MCPLog string
 	// MCPDepth is how many dsh processes started this one as an MCP server (mcp.Depth of
 	// the environment). When it is not 0 the configured MCP servers are not mounted: they
 	// may include dsh itself, which would mount them again without end.
@@ -73,6 +75,7 @@ type runtime struct {
 	// or none are configured).
 	mcpSkipped string
 	spillDir   string // where the tools save full outputs; read may open it
+	mcpLog     string // where the MCP servers' logs go ("" when none are mounted)
 	undos      []func()
 }
 
@@ -108,6 +111,8 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 		rt.undos = append(rt.undos, undo)
 		return nil
 	}
+	// MCP servers start first, all at once, and connect while the rest is assembled.
+	joinMCP := rt.startMCP(ctx, cfg)
 	// One spill directory for the spill policy, search and shell, which read may open.
 	spillDir, err := openSpillDir(c.Spill.Dir, cfg.Session)
 	if err != nil {
@@ -178,23 +183,8 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 	if cl, ok := cfg.Prompter.(io.Closer); ok {
 		rt.undos = append(rt.undos, func() { cl.Close() })
 	}
-	// MCP servers: their tools join the registry under mcp__<server>__<tool>, governed like
-	// every other tool.
-	switch {
-	case len(c.MCP.Servers) == 0 || cfg.NoMCP:
-	case cfg.MCPDepth > 0:
-		rt.mcpSkipped = fmt.Sprintf("not mounting the configured MCP servers (%s): this dsh was started as an MCP server by another dsh (%s=%d), and mounting them could start dsh again without end",
-			strings.Join(slices.Sorted(maps.Keys(c.MCP.Servers)), ", "), mcp.DepthEnv, cfg.MCPDepth)
-		if cfg.Stderr != nil {
-			fmt.Fprintf(cfg.Stderr, "dsh: %s\n", rt.mcpSkipped)
-		}
-	default:
-		host, err := mcp.Install(ctx, reg, c.MCP, mcp.Options{})
-		if err != nil {
-			return nil, fmt.Errorf("MCP servers: %w", err)
-		}
-		rt.mcp = host
-		rt.undos = append(rt.undos, func() { host.Close() })
+	if err := joinMCP(); err != nil {
+		return nil, fmt.Errorf("MCP servers: %w", err)
 	}
 	return rt, nil
 }
