@@ -92,7 +92,11 @@ func (p *progress) output(callID, _ string, chunk []byte) {
 	text := r.part + string(chunk)
 	parts := strings.Split(text, "\n")
 	for _, l := range parts[:len(parts)-1] {
-		r.lines = append(r.lines, lastSegment(l))
+		l = lastSegment(l)
+		if len(l) > 4096 {
+			l = l[len(l)-4096:] // the region shows a line's start; memory stays bounded
+		}
+		r.lines = append(r.lines, l)
 	}
 	if len(r.lines) > tailLines {
 		r.lines = slices.Clone(r.lines[len(r.lines)-tailLines:])

@@ -129,3 +129,56 @@ func TestProgressLabels(t *testing.T) {
 		t.Errorf("label %q", label)
 	}
 }
+
+// FuzzProgressOutput feeds arbitrary command output, in arbitrary chunks, to the live tail:
+// it never shows more than tailLines lines, no line holds a newline, and the last complete
+// line of plain output is shown.
+func FuzzProgressOutput(f *testing.F) {
+	f.Add([]byte("one\ntwo\nthree\nfour\n"), uint8(3))
+	f.Add([]byte("10%\r50%\r100%\ndone"), uint8(1))
+	f.Add([]byte("\x1b[31mred\x1b[0m\r\n\xff\xfe\n"), uint8(2))
+	f.Add([]byte(strings.Repeat("x", 5000)+"\n"), uint8(7))
+	f.Fuzz(func(t *testing.T, out []byte, step uint8) {
+		var p progress
+		p.init()
+		t0 := time.Unix(0, 0)
+		p.callStarted("c", "bash", t0)
+		n := int(step%16) + 1
+		for i := 0; i < len(out); i += n {
+			p.output("c", "stdout", out[i:min(i+n, len(out))])
+		}
+		tail, label, ok := p.view(t0)
+		if !ok || label != "running bash · 0s" {
+			t.Fatalf("view %v %q", ok, label)
+		}
+		if len(tail) > tailLines {
+			t.Fatalf("%d tail lines", len(tail))
+		}
+		for _, l := range tail {
+			if strings.Contains(l, "\n") {
+				t.Fatalf("tail line with a newline: %q", l)
+			}
+		}
+		if !strings.ContainsAny(string(out), "\r") && strings.HasSuffix(string(out), "\n") && len(out) > 1 {
+			lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+			// A very long line is kept by its end only.
+			if last := lines[len(lines)-1]; len(tail) == 0 || !strings.HasSuffix(last, tail[len(tail)-1]) || (last != "" && tail[len(tail)-1] == "") {
+				t.Fatalf("tail %.200q does not end with the last line %.200q", tail, last)
+			}
+		}
+	})
+}
+
+// BenchmarkProgressOutput measures recording a running command's output for the live tail
+// (called for every chunk a command writes).
+func BenchmarkProgressOutput(b *testing.B) {
+	var p progress
+	p.init()
+	p.callStarted("c", "bash", time.Unix(0, 0))
+	chunk := []byte(strings.Repeat("compiling package github.com/example/x\n", 20))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(chunk)))
+	for b.Loop() {
+		p.output("c", "stdout", chunk)
+	}
+}

@@ -172,3 +172,22 @@ func TestStatusHidesWhenViewHasNothing(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// BenchmarkStatusWrite measures streamed text going through a live region: each delta
+// erases and redraws it.
+func BenchmarkStatusWrite(b *testing.B) {
+	var sink strings.Builder
+	s := NewStatusClock(&sink, true, Renderer{Width: 100}, newFakeClock())
+	s.SetView(func(time.Time) ([]string, string, bool) {
+		return []string{"ok  pkg/a", "ok  pkg/b"}, "deepseek-flash · writing · 12s · ≈340 tokens", true
+	})
+	defer s.Stop()
+	line := []byte("a line of streamed model output\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Write(line)
+		if sink.Len() > 1<<20 {
+			sink.Reset()
+		}
+	}
+}

@@ -398,3 +398,55 @@ func containsStr(list []string, s string) bool {
 	}
 	return false
 }
+
+// FuzzAddAllowRule edits arbitrary configuration files: either the file is refused and left
+// unchanged, or the result is valid YAML whose permissions.allow holds the rule once, and
+// adding it again changes nothing.
+func FuzzAddAllowRule(f *testing.F) {
+	f.Add("model: x # c\npermissions:\n  allow: [read]\n", "bash(go test ./...)")
+	f.Add("permissions: {allow: [a, b], deny: [c]}\n", "edit(/w/a.go)")
+	f.Add("- not a mapping\n", "read")
+	f.Add("permissions:\n  allow: yes\n", "read")
+	f.Add("&a x: *a\n", "read")
+	f.Add("", "mcp__x__y")
+	f.Fuzz(func(t *testing.T, before, rule string) {
+		if rule == "" {
+			return
+		}
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(path, []byte(before), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := approval.AddAllowRule(path, rule); err != nil {
+			if b, _ := os.ReadFile(path); string(b) != before {
+				t.Fatalf("refused (%v) but changed the file", err)
+			}
+			return
+		}
+		after, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Permissions struct{ Allow []any }
+		}
+		if err := yaml.Unmarshal(after, &doc); err != nil {
+			t.Fatalf("the saved file is not valid YAML: %v\n%s", err, after)
+		}
+		n := 0
+		for _, r := range doc.Permissions.Allow {
+			if s, ok := r.(string); ok && s == rule {
+				n++
+			}
+		}
+		if n == 0 {
+			t.Fatalf("rule %q not in allow %v:\n%s", rule, doc.Permissions.Allow, after)
+		}
+		if err := approval.AddAllowRule(path, rule); err != nil {
+			t.Fatalf("adding again: %v", err)
+		}
+		if again, _ := os.ReadFile(path); string(again) != string(after) {
+			t.Fatalf("adding again changed the file:\n%s\n---\n%s", after, again)
+		}
+	})
+}
