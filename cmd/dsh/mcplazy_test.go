@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -109,4 +110,38 @@ func TestMCPBrokenServerLogsAndStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustContain(t, "session mcp.log", string(b), "[broken] broken-server-says-hello")
+}
+
+// In a real process a broken server's connection messages used to go to the process's
+// standard error (the default logger), into the user's transcript.
+func TestMCPLogsStayOutOfTheTerminal(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, ws := t.TempDir(), t.TempDir()
+	conf := "mcp:\n  servers:\n    broken:\n      command: sh\n      args: [\"-c\", \"echo broken-server-says-hello >&2; exit 1\"]\n"
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"tools"}, {"mcp", "ls"}} {
+		cmd := exec.CommandContext(t.Context(), exe, args...)
+		cmd.Dir = ws
+		cmd.Env = append(os.Environ(), "DSH_TEST_AS_DSH=1", "DSH_HOME="+home, "NO_COLOR=1")
+		out, _ := cmd.CombinedOutput()
+		leaks := []string{"connection attempt failed", "level=", "WARN"}
+		if args[0] == "tools" {
+			leaks = append(leaks, "broken-server-says-hello") // mcp ls names the last stderr line as the server's state
+		}
+		for _, leak := range leaks {
+			if strings.Contains(string(out), leak) {
+				t.Errorf("dsh %s: the server's log leaked into the terminal (%q):\n%s", strings.Join(args, " "), leak, out)
+			}
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(home, "logs", "mcp.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "mcp.log", string(b), "[broken] broken-server-says-hello", "connection attempt failed")
 }
