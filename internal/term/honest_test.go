@@ -77,7 +77,8 @@ func TestPreview(t *testing.T) {
 			[]string{"n.md created +2 −0", "+ # hi", "+ there"}},
 		{"bash", card.Call{Card: card.Terminal, Title: "go test ./...", Description: "run the tests"},
 			[]string{"● $ go test ./...", "in /work/ws", "run the tests"}},
-		{"bash in a directory", card.Call{Card: card.Terminal, Title: "ls", Cwd: "sub"}, []string{"in sub"}},
+		{"bash in a directory", card.Call{Card: card.Terminal, Title: "ls", Cwd: "sub"}, []string{"in /work/ws/sub"}},
+		{"bash in an absolute directory", card.Call{Card: card.Terminal, Title: "ls", Cwd: "/tmp"}, []string{"in /tmp\n"}},
 		{"other", card.Call{Card: card.Generic, Title: "mcp__x__y", RawInput: jsonv.NewObject(jsonv.Member{Name: "q", Value: "z"})}, []string{"● mcp__x__y", `"q": "z"`}},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,7 @@
 package term
 
 import (
+	"path/filepath"
 	"strings"
 
 	"github.com/dsh-go/dsh/card"
@@ -9,7 +10,7 @@ import (
 
 // Preview renders everything a person needs to judge a call before it runs — what an
 // approval question shows: a command with its working directory (workdir when the card
-// names none), the diff of an edit or the content of a write (windowed, with "+N −M"), or
+// names none, and what a relative one is relative to), the diff of an edit or the content of a write (windowed, with "+N −M"), or
 // the arguments of any other tool, indented as JSON. The title line starts with "●".
 func (r Renderer) Preview(name string, c card.Call, workdir string) string {
 	var b strings.Builder
@@ -23,8 +24,11 @@ func (r Renderer) Preview(name string, c card.Call, workdir string) string {
 		b.WriteString(bullet + " " + r.Bold("$ "+r.clip(cmd[0], 4)) + "\n")
 		r.body(&b, cmd[1:], "    ", true, r.Bold)
 		dir := c.Cwd
-		if dir == "" {
+		switch {
+		case dir == "":
 			dir = workdir
+		case !filepath.IsAbs(dir) && workdir != "":
+			dir = filepath.Join(workdir, dir)
 		}
 		if dir != "" {
 			b.WriteString("  " + r.Dim(r.clip("in "+Sanitize(dir), 2)) + "\n")
