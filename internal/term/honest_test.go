@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"pgregory.net/rapid"
+
 	"github.com/dsh-go/dsh/card"
 	"github.com/dsh-go/dsh/jsonv"
 )
@@ -91,4 +93,40 @@ func TestPreview(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Whatever the change, a diff card states its true counts and shows at least one removed
+// and one added line when there are any, within a bounded number of lines.
+func TestDiffCardShowsBothSidesProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		line := rapid.SampledFrom([]string{"a", "b", "c", "d", "e", "f"})
+		old := rapid.SliceOfN(line, 0, 80).Draw(t, "old")
+		neu := rapid.SliceOfN(line, 0, 80).Draw(t, "new")
+		max := rapid.IntRange(1, 30).Draw(t, "maxLines")
+		o := strings.Join(old, "\n")
+		out := Renderer{MaxLines: max}.Result("edit", card.Result{Card: card.Diff,
+			Diffs: []card.FileDiff{{Path: "f", OldText: &o, NewText: strings.Join(neu, "\n")}}}, false)
+		added, removed := 0, 0
+		for _, op := range Diff(lines(o), lines(strings.Join(neu, "\n"))) {
+			switch op.Kind {
+			case OpInsert:
+				added++
+			case OpDelete:
+				removed++
+			}
+		}
+		if want := fmt.Sprintf("f modified +%d −%d\n", added, removed); !strings.Contains(out, want) {
+			t.Fatalf("header lacks %q:\n%s", want, out)
+		}
+		if added > 0 && !strings.Contains(out, "\n    + ") {
+			t.Fatalf("no added line shown:\n%s", out)
+		}
+		if removed > 0 && !strings.Contains(out, "\n    - ") {
+			t.Fatalf("no removed line shown:\n%s", out)
+		}
+		// The window, plus at most two kept lines with their separators and the final note.
+		if body := strings.Count(out, "\n") - 2; body > max+5 {
+			t.Fatalf("%d body lines for a window of %d:\n%s", body, max, out)
+		}
+	})
 }

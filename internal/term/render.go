@@ -2,6 +2,7 @@ package term
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -482,6 +483,25 @@ func (r Renderer) diff(b *strings.Builder, d card.FileDiff) {
 			i = j
 		}
 		rows = cut
+	}
+	if len(rows) > limit {
+		// Many scattered changes: keep the window, and make sure it shows a removed and an
+		// added line when the change has them.
+		shown := slices.Clone(rows[:limit])
+		for _, kind := range []byte{'-', '+'} {
+			has := func(rs []row) int {
+				for i, l := range rs {
+					if l.text[0] == kind {
+						return i
+					}
+				}
+				return -1
+			}
+			if i := has(rows); i >= 0 && has(shown) < 0 {
+				shown = append(shown, row{"⋮", r.Dim}, rows[i])
+			}
+		}
+		rows = append(shown, row{"… more of the diff is not shown", r.Dim})
 	}
 	for _, l := range rows {
 		b.WriteString("    " + l.style(r.clip(l.text, 4)) + "\n")
