@@ -23,9 +23,10 @@ import (
 // call), n or no (reject it), f or feedback (reject it, then read one more line: the message
 // the model gets with the rejection), a or always (allow it and every later call of the same
 // tool with the same primary argument in this session), s or save (as always, and add the
-// allow rule to the user's configuration through Save). Any other answer is asked again. When in ends, every question (this one and later ones) is
-// ApprovalUnavailable. Questions are asked one at a time; a line typed while no question
-// was showing is ignored, so an early keystroke cannot answer a question not yet seen.
+// allow rule to the user's configuration through Save). Any other answer is asked again.
+// When in ends, every question (this one and later ones) is ApprovalUnavailable. Questions
+// are asked one at a time; a line typed while no question was showing is ignored, so an
+// early keystroke cannot answer a question not yet seen.
 //
 // A Terminal reads in on a goroutine of its own, started by the first question. It ends when
 // in ends or fails, or after Close once its current read returns.
@@ -123,7 +124,11 @@ func (t *Terminal) Prompt(ctx context.Context, q Question) (Reply, error) {
 			}
 			if feedback {
 				msg := strings.TrimSpace(l.text)
-				io.WriteString(t.out, t.Renderer.Red("✗ rejected")+t.Renderer.Dim(", the model is told why")+"\n")
+				told := ""
+				if msg != "" {
+					told = t.Renderer.Dim(", the model is told why")
+				}
+				io.WriteString(t.out, t.Renderer.Red("✗ rejected")+told+"\n")
 				return Reply{Outcome: tool.ApprovalRejected, Feedback: msg}, nil
 			}
 			switch strings.ToLower(strings.TrimSpace(l.text)) {
