@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -42,6 +43,11 @@ type Options struct {
 	// StderrLimit bounds the retained tail of each stdio server's stderr, in bytes; zero
 	// means 64 KiB.
 	StderrLimit int
+	// StderrLog, when set, also receives every stdio server's stderr, each line prefixed
+	// with "[<server>] " — a log file, so that servers' chatter stays out of a user's
+	// terminal. It must be safe for concurrent use (servers write at once); nil keeps only
+	// the bounded tail.
+	StderrLog io.Writer
 	// MaxMessageBytes bounds one message from a stdio server; a larger response fails its
 	// call and anything else larger is skipped. Zero means 16 MiB.
 	MaxMessageBytes int

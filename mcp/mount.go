@@ -369,7 +369,7 @@ func (m *Mount) connect() (*generation, error) {
 			dir:     m.cfg.Cwd,
 			limit:   opts.MaxMessageBytes,
 			grace:   opts.ShutdownGrace,
-			stderr:  m.stderr,
+			stderr:  m.stderrSink(),
 			lastErr: m.lastStderrLine,
 			note:    m.note,
 		}

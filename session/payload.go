@@ -566,18 +566,34 @@ const (
 )
 
 // ApprovalDecided records the outcome of an earlier approval/asked with the same ID
-// (log-only audit): data {id, outcome}.
+// (log-only audit): data {id, outcome, answer?, feedback?, rule?}. Answer is the exact
+// answer that produced the outcome (package approval's Answer* values: "yes", "no",
+// "always-session", "always-saved", "no-with-feedback", …), Feedback the text a person gave
+// with a rejection, Rule the allow rule an "always" answer saved.
 type ApprovalDecided struct {
-	ID      string
-	Outcome string
+	ID       string
+	Outcome  string
+	Answer   string // empty leaves it out
+	Feedback string // empty leaves it out
+	Rule     string // empty leaves it out
 }
 
 // Event returns the approval/decided event.
 func (p ApprovalDecided) Event() Event {
-	return Event{Type: TypeApprovalDecided, Data: jsonv.NewObject(
+	o := jsonv.NewObject(
 		jsonv.Member{Name: "id", Value: p.ID},
 		jsonv.Member{Name: "outcome", Value: p.Outcome},
-	)}
+	)
+	if p.Answer != "" {
+		o.Set("answer", p.Answer)
+	}
+	if p.Feedback != "" {
+		o.Set("feedback", p.Feedback)
+	}
+	if p.Rule != "" {
+		o.Set("rule", p.Rule)
+	}
+	return Event{Type: TypeApprovalDecided, Data: o}
 }
 
 // DecodeApprovalDecided reads an approval/decided event.
@@ -591,6 +607,15 @@ func DecodeApprovalDecided(e Event) (ApprovalDecided, error) {
 		return ApprovalDecided{}, wrapPayload(e.Type, err)
 	}
 	if p.Outcome, err = stringMember(o, "outcome", true); err != nil {
+		return ApprovalDecided{}, wrapPayload(e.Type, err)
+	}
+	if p.Answer, err = optStringMember(o, "answer"); err != nil {
+		return ApprovalDecided{}, wrapPayload(e.Type, err)
+	}
+	if p.Feedback, err = optStringMember(o, "feedback"); err != nil {
+		return ApprovalDecided{}, wrapPayload(e.Type, err)
+	}
+	if p.Rule, err = optStringMember(o, "rule"); err != nil {
 		return ApprovalDecided{}, wrapPayload(e.Type, err)
 	}
 	return p, nil

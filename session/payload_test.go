@@ -201,9 +201,19 @@ func TestDecodeRoundTrip(t *testing.T) {
 	if got, err := DecodeApprovalAsked(aa.Event()); err != nil || got != aa {
 		t.Errorf("approval/asked: %+v, %v", got, err)
 	}
-	ad := ApprovalDecided{ID: "i", Outcome: ApprovalRejected}
-	if got, err := DecodeApprovalDecided(ad.Event()); err != nil || got != ad {
-		t.Errorf("approval/decided: %+v, %v", got, err)
+	for _, ad := range []ApprovalDecided{
+		{ID: "i", Outcome: ApprovalRejected},
+		{ID: "i", Outcome: ApprovalRejected, Answer: "no-with-feedback", Feedback: "use make clean"},
+		{ID: "i", Outcome: ApprovalAllowedOnce, Answer: "always-saved", Rule: "bash(go test ./...)"},
+	} {
+		if got, err := DecodeApprovalDecided(ad.Event()); err != nil || got != ad {
+			t.Errorf("approval/decided: %+v, %v", got, err)
+		}
+	}
+	bad := ApprovalDecided{ID: "i", Outcome: ApprovalRejected}.Event()
+	bad.Data.(*jsonv.Object).Set("feedback", 3.0)
+	if _, err := DecodeApprovalDecided(bad); err == nil || !strings.Contains(err.Error(), "feedback") {
+		t.Errorf("a non-string feedback: %v", err)
 	}
 	if _, err := DecodeToolCall(ts.Event()); err == nil || !strings.Contains(err.Error(), `is "turn/start", not "tool/call"`) {
 		t.Errorf("decoding the wrong type: %v", err)

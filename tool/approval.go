@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // ApprovalOutcome is the answer of an approval service.
@@ -40,6 +41,15 @@ func (f ApproverFunc) Approve(ctx context.Context, req ApprovalRequest) (Approva
 	return f(ctx, req)
 }
 
+// FeedbackApprover is an Approver that can also return the person's words with its
+// outcome: the reason given with a rejection ("no, and tell the model why"). The pipeline
+// asks a FeedbackApprover through ApproveWithFeedback and appends non-empty feedback to the
+// rejection the model reads, so the model learns what to do instead.
+type FeedbackApprover interface {
+	Approver
+	ApproveWithFeedback(ctx context.Context, req ApprovalRequest) (ApprovalOutcome, string, error)
+}
+
 type approverBox struct{ a Approver }
 
 // SetApprover installs the approval service; with none installed every "ask" is denied.
@@ -69,7 +79,14 @@ func (r *Registry) resolveAsk(ctx context.Context, exec *Execution, d PreDecisio
 	if exec.agent == nil {
 		return fmt.Sprintf("tool \"%s\" requires approval, but the call has no agent to route it through", exec.name), false, nil
 	}
-	out, err := box.a.Approve(ctx, ApprovalRequest{Agent: exec.agent, ToolName: exec.name, CallID: exec.callID, Reason: d.Reason, Exec: exec})
+	req := ApprovalRequest{Agent: exec.agent, ToolName: exec.name, CallID: exec.callID, Reason: d.Reason, Exec: exec}
+	var out ApprovalOutcome
+	var feedback string
+	if fa, ok := box.a.(FeedbackApprover); ok {
+		out, feedback, err = fa.ApproveWithFeedback(ctx, req)
+	} else {
+		out, err = box.a.Approve(ctx, req)
+	}
 	if err != nil {
 		return "", false, err
 	}
@@ -77,6 +94,9 @@ func (r *Registry) resolveAsk(ctx context.Context, exec *Execution, d PreDecisio
 	case ApprovalAllowedOnce:
 		return "", false, nil
 	case ApprovalRejected:
+		if feedback = strings.TrimSpace(feedback); feedback != "" {
+			return fmt.Sprintf("the user rejected tool \"%s\": %s", exec.name, feedback), false, nil
+		}
 		return fmt.Sprintf("the user rejected tool \"%s\"", exec.name), false, nil
 	case ApprovalCancelled:
 		return fmt.Sprintf("approval for tool \"%s\" was cancelled", exec.name), true, nil

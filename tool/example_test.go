@@ -196,3 +196,28 @@ func ExampleRegistry_ParseArguments() {
 	// INVALID_ARGS invalid arguments: they are 111 bytes of JSON, over the limit of 64 bytes for one call; pass less at a time (for example, write a large file in parts)
 	// INVALID_ARGS invalid arguments: "path" contains a NUL byte, which no file path may hold
 }
+
+// ExampleWithProgress receives a tool's live output while the call runs: the context passed
+// to Execute carries the receiver to the tool's body.
+func ExampleWithProgress() {
+	reg, _ := tool.NewRegistry(tool.Config{})
+	type noArgs struct{}
+	reg.Register(tool.Must(tool.New("count", "Counts to three.", func(ctx context.Context, call *tool.Call, _ noArgs) (string, error) {
+		if p := tool.ProgressFrom(ctx); p != nil {
+			for _, s := range []string{"one\n", "two\n", "three\n"} {
+				p(call.CallID(), "stdout", []byte(s))
+			}
+		}
+		return "done", nil
+	})))
+	ctx := tool.WithProgress(context.Background(), func(callID, stream string, chunk []byte) {
+		fmt.Printf("%s %s: %s", callID, stream, chunk)
+	})
+	res := reg.Execute(ctx, tool.Input{CallID: "c1", Name: "count", Args: tool.ParseArguments(`{}`)})
+	fmt.Println(res.Content[0].Text)
+	// Output:
+	// c1 stdout: one
+	// c1 stdout: two
+	// c1 stdout: three
+	// done
+}

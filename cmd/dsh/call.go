@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/dsh-go/dsh/agent"
@@ -10,7 +11,6 @@ import (
 	"github.com/dsh-go/dsh/internal/term"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/mcp"
-	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
 	dshfs "github.com/dsh-go/dsh/tools/fs"
@@ -22,7 +22,8 @@ const callSynopsis = "call [flags] TOOL ['JSON'] [TOOL 'JSON']..."
 // callHelp explains what the calls of one invocation share, printed by "dsh call -h".
 const callHelp = `Runs tool calls through the whole pipeline (permission rules, approval, guards, timeout,
 output validation, spill), one after another, exactly as an agent's calls would run, and
-stops at the first call that fails (exit status 1). Several calls are given as TOOL 'JSON'
+stops at the first call that fails (exit status 1). A command that exits non-zero or is
+killed counts as failed here, though its result is a success for a model. Several calls are given as TOOL 'JSON'
 pairs; a single call's arguments default to {}.
 
 The calls of one invocation run for one agent and share what it has seen: the file tools
@@ -33,6 +34,18 @@ so read it in the same invocation:
 
 Nothing carries over from one invocation to the next.
 `
+
+// commandStatus says how a failed command ended: "exited with status 3", "was killed by
+// SIGTERM".
+func commandStatus(c card.Result) string {
+	if c.Signal != "" {
+		return "was killed by " + term.Sanitize(c.Signal)
+	}
+	if c.ExitCode != nil {
+		return fmt.Sprintf("exited with status %d", *c.ExitCode)
+	}
+	return "failed"
+}
 
 // callSpec is one call of a "dsh call" command line.
 type callSpec struct{ name, raw string }
@@ -90,9 +103,13 @@ func runCall(ctx context.Context, e *env, args []string) (err error) {
 	}
 	asJSON := fs.Bool("json", false, "print each result object as a JSON line instead of cards")
 	workspace := fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to")
+	preset := approvalFlag(fs)
 	cf := addConfigFlags(fs, "mode", "permissions.allow", "permissions.ask", "permissions.deny", "permissions.openProtected", "shell.sandbox")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := checkApproval(*preset); err != nil {
 		return err
 	}
 	calls, err := parseCalls(pos)
@@ -113,10 +130,7 @@ func runCall(ctx context.Context, e *env, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	var prompter approval.Prompter
-	if f := stderrFile(e); e.stdin != nil && f != nil {
-		prompter = approval.ForStdio(e.stdin, f)
-	}
+	prompter := terminalPrompter(e, c, stderrFile(e))
 	// Every invocation is one session: its calls, results, sub-calls and approvals are
 	// logged like an agent's.
 	store, err := openStore(c)
@@ -142,7 +156,8 @@ func runCall(ctx context.Context, e *env, args []string) (err error) {
 			err = cerr
 		}
 	}()
-	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, Log: flog, Prompter: prompter, Session: id,
+	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, Log: flog, Prompter: prompter, Session: id, Approval: *preset,
+		NoMCP: !callsNeedMCP(calls), MCPLog: filepath.Join(filepath.Dir(flog.Path()), "mcp.log"),
 		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr})
 	if err != nil {
 		return err
@@ -166,6 +181,7 @@ func runCall(ctx context.Context, e *env, args []string) (err error) {
 		if err := rec.finished(in.CallID, res); err != nil {
 			return err
 		}
+		rc := agent.ResultCard(def, call.name, in.Args, card.ToolResult{Content: res.Content, IsError: res.IsError, Meta: res.Meta})
 		if *asJSON {
 			b, err := jsonv.Marshal(res.JSON())
 			if err != nil {
@@ -173,11 +189,15 @@ func runCall(ctx context.Context, e *env, args []string) (err error) {
 			}
 			fmt.Fprintf(e.stdout, "%s\n", b)
 		} else {
-			rc := agent.ResultCard(def, call.name, in.Args, card.ToolResult{Content: res.Content, IsError: res.IsError, Meta: res.Meta})
 			fmt.Fprint(e.stdout, r.Result(call.name, rc, res.IsError))
 		}
-		if !res.IsError {
+		if !res.IsError && !term.FailedCommand(rc) {
 			continue
+		}
+		if !res.IsError {
+			// The result is a success for a model (it reads the exit status), but a command
+			// that failed fails the invocation, as it would in a shell script.
+			fmt.Fprintf(e.stderr, "dsh call: call %d (%s): the command %s\n", i+1, call.name, commandStatus(rc))
 		}
 		if res.Error != nil && res.Error.Info != nil && res.Error.Info.Code == dshfs.CodeNotObserved {
 			fmt.Fprintf(e.stderr, "dsh call: %s needs the file read first, in the same invocation: dsh call read '{\"file_path\":…}' %s '…' (see dsh call -h)\n", call.name, call.name)

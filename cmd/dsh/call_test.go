@@ -107,8 +107,8 @@ func TestCallCards(t *testing.T) {
 	if r.stdout != want {
 		t.Errorf("read cards:\n got %q\nwant %q", r.stdout, want)
 	}
-	r = s.dsh("call", "bash", `{"command":"echo out; echo err >&2; exit 3","description":"Fail on purpose"}`).want(t, 0)
-	want = "● $ echo out; echo err >&2; exit 3\n  Fail on purpose\n✓ bash · exit 3\n  out\n  [stderr]\n  err\n"
+	r = s.dsh("call", "bash", `{"command":"echo out; echo err >&2; exit 3","description":"Fail on purpose"}`).want(t, 1)
+	want = "● $ echo out; echo err >&2; exit 3\n  Fail on purpose\n✗ bash · exit 3\n  out\n  [stderr]\n  err\n"
 	if r.stdout != want {
 		t.Errorf("bash cards:\n got %q\nwant %q", r.stdout, want)
 	}
@@ -171,7 +171,7 @@ func TestCallSeveral(t *testing.T) {
 
 	r = s.dsh("call", "read", readA, "edit", edit).want(t, 0)
 	want := "● Read a.txt\n✓ read · " + s.ws + "/a.txt · lines 1-2 of 2\n  1 │ one\n  2 │ two\n" +
-		"● Edit a.txt\n✓ edit · Edit a.txt · 1 file\n  a.txt modified\n    - one\n    + uno\n      two\n"
+		"● Edit a.txt\n✓ edit · Edit a.txt · 1 file\n  a.txt modified +1 −1\n    - one\n    + uno\n      two\n"
 	if r.stdout != want {
 		t.Errorf("cards:\n got %q\nwant %q", r.stdout, want)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -45,6 +46,8 @@ type convOptions struct {
 	typedInput bool
 	// tools are registered for this conversation only (the demo's own).
 	tools []*tool.Definition
+	// approval is the approval preset (--approval), "" for none.
+	approval string
 }
 
 // conversation is an open session with the governed tool set and an agent over it: "dsh
@@ -190,12 +193,18 @@ func openConversation(ctx context.Context, e *env, opts convOptions) (_ *convers
 		}
 	}}
 	prompter := opts.prompter
-	if prompter == nil && !opts.noPrompt {
-		if f := stderrFile(e); e.stdin != nil && f != nil && !opts.json {
-			prompter = approval.ForStdio(e.stdin, f)
-		}
+	if prompter == nil && !opts.noPrompt && !opts.json {
+		prompter = terminalPrompter(e, c, stderrFile(e))
+	}
+	_, prompting := prompter.(*approval.Terminal)
+	// A question pauses the live status region while it is on the screen.
+	var holder *holdingPrompter
+	if prompter != nil {
+		holder = &holdingPrompter{inner: prompter}
+		prompter = holder
 	}
 	cv.rt, err = newRuntime(ctx, runtimeConfig{Workspace: opts.workspace, Mode: c.Mode, Config: c.Config, Log: cv.log, Prompter: prompter, Session: cv.id,
+		Approval: opts.approval, MCPLog: filepath.Join(filepath.Dir(cv.flog.Path()), "mcp.log"),
 		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr, Attachments: cv.flog.Attachments(), ImageRefusal: imageRefusal(cv.model)})
 	if err != nil {
 		return nil, err
@@ -207,6 +216,10 @@ func openConversation(ctx context.Context, e *env, opts convOptions) (_ *convers
 	}
 	cv.tr = newTranscript(e.stderr, cv.r, cv.live, cv.rt.reg)
 	cv.tr.model = cv.model.Name()
+	cv.tr.prompting = prompting
+	if holder != nil {
+		holder.setStatus(cv.tr.out)
+	}
 	// The banner (which model, which session) always goes to standard error, so even
 	// --json output says when its model is a script.
 	fmt.Fprintln(e.stderr, cv.r.Dim(term.Sanitize(opts.banner+" · session "+cv.id)))
@@ -342,6 +355,10 @@ func (cv *conversation) observe(ev session.Event) {
 
 // turn runs one turn on the user's text.
 func (cv *conversation) turn(ctx context.Context, text string) (agent.TurnResult, error) {
+	if cv.live {
+		// A running command's output reaches the status region as it is written.
+		ctx = tool.WithProgress(ctx, cv.tr.prog.output)
+	}
 	res, err := cv.a.Run(ctx, text)
 	cv.tr.stop()
 	return res, err

@@ -32,7 +32,7 @@ func TestDemo(t *testing.T) {
 			"✓ glob · 1 path\n  main.go\n",
 			"● Edit main.go\n✓ edit · Edit main.go · 1 file\n",
 			"● $ rm -rf build\n  Remove old build output\n✗ bash\n",
-			"● $ sleep 30\n  Wait for a slow command\n✓ bash · killed by SIGTERM\n  (no output)\n  [timed out after 300ms]\n",
+			"● $ sleep 30\n  Wait for a slow command\n✗ bash · killed by SIGTERM\n  (no output)\n  [timed out after 300ms]\n",
 			// The timeout policy's deadline: TOOL_TIMEOUT.
 			"● slow_check {\"name\":\"ci\"}\n✗ slow_check\n  Error: tool call timed out after 300ms\n",
 		}},

@@ -58,7 +58,8 @@ func runMCPServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	logs := &codemode.ScopeLogs{}
-	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, Logs: logs, MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr})
+	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, Logs: logs, MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr,
+		MCPLog: homeMCPLog(c)})
 	if err != nil {
 		return err
 	}
@@ -110,7 +111,8 @@ func runMCPServe(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// runMCPList connects the configured MCP servers and lists their state and tools.
+// runMCPList connects the configured MCP servers and lists their state and tools. It exits
+// with status 1 when a configured server is not connected.
 func runMCPList(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "mcp ls", "mcp ls [--workspace DIR] [--wait DURATION]")
 	workspace := fs.String("workspace", e.cwd, "the workspace whose .dsh/config.yaml applies")
@@ -126,7 +128,8 @@ func runMCPList(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "no MCP servers are configured (declare them under mcp.servers in %s or %s)\n", c.user, c.project)
 		return nil
 	}
-	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, MCPDepth: mcp.Depth(e.getenv)})
+	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, MCPDepth: mcp.Depth(e.getenv),
+		MCPLog: homeMCPLog(c)})
 	if err != nil {
 		return err
 	}
@@ -142,7 +145,11 @@ func runMCPList(ctx context.Context, e *env, args []string) error {
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tTRANSPORT\tTOOLS")
+	var down []string
 	for _, m := range host.Mounts() {
+		if m.State() != mcp.StateConnected {
+			down = append(down, m.Name()+" ("+string(m.State())+")")
+		}
 		var names []string
 		for _, t := range m.Tools() {
 			names = append(names, t.Name)
@@ -153,7 +160,14 @@ func runMCPList(ctx context.Context, e *env, args []string) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name(), term.Sanitize(state), m.Transport(), strings.Join(names, ", "))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(down) > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d of %d configured MCP servers not connected: %s; their logs are in %s",
+			len(down), len(c.MCP.Servers), term.Sanitize(strings.Join(down, ", ")), rt.mcpLog)}
+	}
+	return nil
 }
 
 // connecting reports whether some mount has not finished its first connection.

@@ -28,6 +28,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	workspace := fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to")
 	maxTokens := fs.Int("max-tokens", 0, "cap on each reply's tokens (0: the server's default)")
 	scriptFile := fs.String("script", "", "replay the assistant replies of this JSONL script instead of calling a model (see go doc ./llm/script)")
+	preset := approvalFlag(fs)
 	cf := addConfigFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -44,6 +45,9 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	}
 	if *resume != "" && *cont {
 		return &usageError{"--resume and --continue exclude each other"}
+	}
+	if err := checkApproval(*preset); err != nil {
+		return err
 	}
 	ws, err := workspaceDir(*workspace)
 	if err != nil {
@@ -72,6 +76,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		summary:   *asJSON,
 		banner:    banner,
 		maxTokens: *maxTokens,
+		approval:  *preset,
 	})
 }
 
@@ -115,6 +120,7 @@ type agentRun struct {
 	maxTokens int                    // cap on each reply, 0 for the server's default
 	replay    func(id string) string // the replay hint, when the default does not apply
 	tools     []*tool.Definition     // extra tools for this run (the demo's own)
+	approval  string                 // the approval preset, "" for none
 }
 
 // runAgent runs one turn in a new or resumed session and reports it. A first turn that
@@ -124,6 +130,7 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 		config: ar.config, workspace: ar.workspace, model: ar.model, banner: ar.banner,
 		resume: ar.resume, continueLast: ar.cont, moveHere: ar.moveHere, json: ar.json,
 		prompter: ar.prompter, noPrompt: ar.noPrompt, maxTokens: ar.maxTokens, tools: ar.tools,
+		approval: ar.approval,
 	})
 	if err != nil {
 		return err

@@ -53,8 +53,15 @@ type runtimeConfig struct {
 	// Prompter answers approval questions; nil means nobody can (every "ask" is
 	// unavailable).
 	Prompter approval.Prompter
-	// NoMCP skips the configured MCP servers (for rendering cards from a log).
+	// Approval is the approval preset (read-only, auto-edit, full-auto), "" for none.
+	Approval string
+	// NoMCP skips the configured MCP servers: for commands that do not need them (rendering
+	// cards from a log, "dsh call" of built-in tools), which then do not wait for them.
 	NoMCP bool
+	// MCPLog is the file the MCP servers' own logs (their stderr) and the connection
+	// messages are appended to, instead of the terminal: mcp.log in the session directory,
+	// or under the dsh home for commands without a session. "" discards them.
+	MCPLog string
 	// MCPDepth is how many dsh processes started this one as an MCP server (mcp.Depth of
 	// the environment). When it is not 0 the configured MCP servers are not mounted: they
 	// may include dsh itself, which would mount them again without end.
@@ -85,6 +92,7 @@ type runtime struct {
 	mcpSkipped string
 	spillDir   string              // where the tools save full outputs; read may open it
 	images     session.Attachments // the images tools read (read_image, MCP results)
+	mcpLog     string              // where the MCP servers' logs go ("" when none are mounted)
 	undos      []func()
 }
 
@@ -120,6 +128,14 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 		rt.undos = append(rt.undos, undo)
 		return nil
 	}
+	// The images tools read (read_image, MCP results): the session's attachments, or kept
+	// in memory for commands without a session.
+	rt.images = cfg.Attachments
+	if rt.images == nil {
+		rt.images = session.NewMemoryAttachments()
+	}
+	// MCP servers start first, all at once, and connect while the rest is assembled.
+	joinMCP := rt.startMCP(ctx, cfg)
 	// One spill directory for the spill policy, search and shell, which read may open.
 	spillDir, err := openSpillDir(c.Spill.Dir, cfg.Session)
 	if err != nil {
@@ -128,11 +144,7 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 	rt.spillDir = spillDir
 	rt.undos = append(rt.undos, func() { os.Remove(spillDir) }) // only when nothing was spilled
 	// Tools.
-	images := cfg.Attachments
-	if images == nil {
-		images = session.NewMemoryAttachments()
-	}
-	rt.images = images
+	images := rt.images
 	// The file tools refuse writes to the protected paths (.git, .dsh, the dsh home) unless
 	// the user opened them.
 	if err := add(fs.Install(reg, fs.Config{Root: ws, ReadOnlyRoots: []string{spillDir}, Home: c.Home, OpenProtected: c.OpenProtected,
@@ -218,7 +230,10 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 	if err := add(rules.Install(reg.Global(), perms)); err != nil {
 		return nil, fmt.Errorf("permission rules: %w", err)
 	}
-	ac := approval.Config{Policy: approval.PolicyAsk, Prompter: cfg.Prompter}
+	if err := add(approval.InstallPreset(reg, cfg.Approval)); err != nil {
+		return nil, fmt.Errorf("approval preset: %w", err)
+	}
+	ac := approval.Config{Policy: approval.PresetPolicy(cfg.Approval), Prompter: cfg.Prompter, Cards: callCards(reg), Workdir: ws}
 	if ac.Prompter == nil {
 		ac.Prompter = approval.NonInteractive()
 	}
@@ -234,23 +249,8 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 	if cl, ok := cfg.Prompter.(io.Closer); ok {
 		rt.undos = append(rt.undos, func() { cl.Close() })
 	}
-	// MCP servers: their tools join the registry under mcp__<server>__<tool>, governed like
-	// every other tool.
-	switch {
-	case len(c.MCP.Servers) == 0 || cfg.NoMCP:
-	case cfg.MCPDepth > 0:
-		rt.mcpSkipped = fmt.Sprintf("not mounting the configured MCP servers (%s): this dsh was started as an MCP server by another dsh (%s=%d), and mounting them could start dsh again without end",
-			strings.Join(slices.Sorted(maps.Keys(c.MCP.Servers)), ", "), mcp.DepthEnv, cfg.MCPDepth)
-		if cfg.Stderr != nil {
-			fmt.Fprintf(cfg.Stderr, "dsh: %s\n", rt.mcpSkipped)
-		}
-	default:
-		host, err := mcp.Install(ctx, reg, c.MCP, mcp.Options{Images: images})
-		if err != nil {
-			return nil, fmt.Errorf("MCP servers: %w", err)
-		}
-		rt.mcp = host
-		rt.undos = append(rt.undos, func() { host.Close() })
+	if err := joinMCP(); err != nil {
+		return nil, fmt.Errorf("MCP servers: %w", err)
 	}
 	return rt, nil
 }

@@ -128,8 +128,15 @@ func TestApprovalInTranscript(t *testing.T) {
 				t.Errorf("asked %q, want %q", asked, want)
 			}
 			mustContain(t, "transcript", errb.String(),
-				`? approval asked for bash: tool "bash" requires approval by permission rule "bash(echo *)"`,
-				"? approval "+string(answer))
+				`? bash needed approval: tool "bash" requires approval by permission rule "bash(echo *)"`)
+			if answer == tool.ApprovalAllowedOnce {
+				mustContain(t, "transcript", errb.String(), "✓ allowed once\n")
+			} else {
+				mustContain(t, "transcript", errb.String(), "✗ rejected\n")
+			}
+			if strings.Contains(errb.String(), "approval allowed-once") || strings.Contains(errb.String(), "approval asked for") {
+				t.Errorf("the transcript shows the internal outcome name:\n%s", errb.String())
+			}
 			if answer == tool.ApprovalAllowedOnce {
 				mustContain(t, "transcript", errb.String(), "✓ bash · exit 0\n  approved\n")
 			} else {

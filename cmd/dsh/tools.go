@@ -9,11 +9,12 @@ import (
 
 	"github.com/dsh-go/dsh/codemode"
 	"github.com/dsh-go/dsh/jsonv"
+	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/tool"
 )
 
-// runTools implements "dsh tools": what the model would see. In native mode that is every
-// tool's schema; in code mode only run_code plus the SDK its programs are written against;
+// runTools implements "dsh tools": what the model would see, including the tools of the
+// configured MCP servers (started for it). In native mode that is every tool's schema; in code mode only run_code plus the SDK its programs are written against;
 // in both mode all of it.
 func runTools(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "tools", "tools [--json] [--mode native|code|both] [--workspace DIR]")
@@ -28,7 +29,8 @@ func runTools(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	m := c.Mode
-	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: m, Config: c.Config, NoMCP: true})
+	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: m, Config: c.Config, MCPLog: homeMCPLog(c),
+		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr})
 	if err != nil {
 		return err
 	}

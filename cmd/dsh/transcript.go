@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-go/dsh/card"
 	"github.com/dsh-go/dsh/content"
 	"github.com/dsh-go/dsh/internal/term"
+	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -20,18 +21,24 @@ import (
 // renderer on the same events, so a replay shows exactly what the run showed.
 //
 // Live, the assistant's text arrives as deltas (TextDelta) before its assistant/message
-// event; the event then only ends the line. A status line turns while the model is
-// working (on a terminal only).
+// event; the event then only ends the line. On a terminal a status region stays below the
+// transcript (see progress.go): the model's elapsed time and output so far while it works,
+// the calls running and their elapsed time while tools run, and the last lines of a running
+// command's output.
 type transcript struct {
-	mu     sync.Mutex
-	out    *term.Status
-	r      term.Renderer
-	reg    *tool.Registry
-	calls  map[string]pendingCall
-	model  string // the model's name for the status line
-	chars  int    // reasoning characters of the current reply
-	open   bool   // streamed text left the cursor mid-line
-	stream bool   // the current reply's text was streamed
+	mu    sync.Mutex
+	out   *term.Status
+	prog  progress // what the status region shows
+	r     term.Renderer
+	reg   *tool.Registry
+	calls map[string]pendingCall
+	model string // the model's name for the status line
+	chars int    // reasoning characters of the current reply
+	open  bool   // streamed text left the cursor mid-line
+	// prompting says a person answers approval questions on this terminal: the prompt
+	// shows the question and the answer, so the transcript does not repeat them.
+	prompting bool
+	stream    bool // the current reply's text was streamed
 }
 
 // pendingCall is what a result card needs from its call.
@@ -41,7 +48,14 @@ type pendingCall struct {
 }
 
 func newTranscript(w io.Writer, r term.Renderer, live bool, reg *tool.Registry) *transcript {
-	return &transcript{out: term.NewStatus(w, live, r), r: r, reg: reg, calls: map[string]pendingCall{}}
+	return newTranscriptClock(w, r, live, reg, term.SystemClock{})
+}
+
+// newTranscriptClock is newTranscript with the status region on clock.
+func newTranscriptClock(w io.Writer, r term.Renderer, live bool, reg *tool.Registry, clock term.Clock) *transcript {
+	t := &transcript{out: term.NewStatusClock(w, live, r, clock), r: r, reg: reg, calls: map[string]pendingCall{}}
+	t.prog.init()
+	return t
 }
 
 func (t *transcript) print(s string) {
@@ -52,26 +66,29 @@ func (t *transcript) print(s string) {
 	io.WriteString(t.out, s)
 }
 
-// stepStart shows the status line while the model works on its reply.
+// stepStart shows the status region while the model works on its reply.
 func (t *transcript) stepStart() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.chars, t.stream = 0, false
-	t.out.Show("waiting for " + t.model + " …")
+	t.prog.modelStarted(t.model, t.out.Now())
+	t.out.SetView(t.prog.view)
 }
 
 // reasoningDelta counts reasoning on the status line; reasoning is not printed.
 func (t *transcript) reasoningDelta(s string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.chars += len([]rune(s))
-	t.out.Show(fmt.Sprintf("thinking · %d chars", t.chars))
+	n := len([]rune(s))
+	t.chars += n
+	t.prog.modelOutput(n, true)
 }
 
 // textDelta streams the assistant's text.
 func (t *transcript) textDelta(s string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.prog.modelOutput(len([]rune(s)), false)
 	s = term.Sanitize(s)
 	if s == "" {
 		return
@@ -114,7 +131,8 @@ func (t *transcript) event(e session.Event) {
 		if err != nil {
 			return
 		}
-		t.out.Clear()
+		t.prog.modelDone()
+		t.out.Refresh()
 		if t.stream {
 			if t.open {
 				io.WriteString(t.out, "\n")
@@ -133,6 +151,7 @@ func (t *transcript) event(e session.Event) {
 		}
 		args := tool.ParseArguments(p.Arguments)
 		t.calls[p.CallID] = pendingCall{name: p.Name, args: args}
+		t.prog.callStarted(p.CallID, p.Name, t.out.Now())
 		t.print(r.Call(p.Name, agent.CallCard(t.def(p.Name), p.Name, args)))
 	case session.TypeToolResult:
 		p, err := session.DecodeToolResult(e)
@@ -141,13 +160,22 @@ func (t *transcript) event(e session.Event) {
 		}
 		c := t.calls[p.CallID]
 		delete(t.calls, p.CallID)
+		t.prog.callEnded(p.CallID)
 		res := card.ToolResult{Content: p.Content, IsError: p.IsError, Meta: p.Meta}
 		t.print(r.Result(c.name, agent.ResultCard(t.def(c.name), c.name, c.args, res), p.IsError))
+	case session.TypeCodeDispatchStart:
+		p, err := session.DecodeCodeDispatchStart(e)
+		if err != nil {
+			return
+		}
+		t.prog.callStarted(p.SubCallID, p.Name, t.out.Now())
+		t.out.Refresh()
 	case session.TypeCodeDispatch:
 		p, err := session.DecodeCodeDispatch(e)
 		if err != nil {
 			return
 		}
+		t.prog.callEnded(p.SubCallID)
 		mark := r.Green("✓")
 		if p.IsError {
 			mark = r.Red("✗")
@@ -158,11 +186,14 @@ func (t *transcript) event(e session.Event) {
 		}
 		t.print("  " + mark + " " + r.Dim(r.Clip(line, 4)) + "\n")
 	case session.TypeApprovalAsked:
+		if t.prompting {
+			return // the prompt shows the question and its reason
+		}
 		p, err := session.DecodeApprovalAsked(e)
 		if err != nil {
 			return
 		}
-		line := "? approval asked for " + term.Sanitize(p.ToolName)
+		line := "? " + term.Sanitize(p.ToolName) + " needed approval"
 		if p.Reason != "" {
 			line += ": " + term.Sanitize(p.Reason)
 		}
@@ -172,12 +203,16 @@ func (t *transcript) event(e session.Event) {
 		if err != nil {
 			return
 		}
-		t.print(r.Yellow("? approval "+term.Sanitize(p.Outcome)) + "\n")
+		if t.prompting && personAnswered(p.Answer) {
+			return // the prompt showed the answer
+		}
+		t.print(describeDecision(r, p) + "\n")
 	case session.TypeTurnEnd:
 		p, err := session.DecodeTurnEnd(e)
 		if err != nil {
 			return
 		}
+		t.prog.reset()
 		t.out.Clear()
 		line := fmt.Sprintf("— turn %d %s", p.Turn, describeEnd(p.Reason))
 		if p.Reason.Kind == session.EndCompleted {
@@ -186,6 +221,49 @@ func (t *transcript) event(e session.Event) {
 			t.print(r.Red(term.Sanitize(line)) + "\n")
 		}
 	}
+}
+
+// personAnswered reports whether an approval answer was typed by a person (rather than
+// given by a remembered "always", a preset or the lack of anyone to ask).
+func personAnswered(answer string) bool {
+	switch answer {
+	case approval.AnswerYes, approval.AnswerNo, approval.AnswerNoFeedback, approval.AnswerAlwaysSession, approval.AnswerAlwaysSaved:
+		return true
+	}
+	return false
+}
+
+// describeDecision says how an approval question was answered, in words.
+func describeDecision(r term.Renderer, p session.ApprovalDecided) string {
+	switch p.Answer {
+	case approval.AnswerYes:
+		return r.Green("✓ allowed once")
+	case approval.AnswerAlwaysSession:
+		return r.Green("✓ allowed for this session")
+	case approval.AnswerAlwaysSaved:
+		return r.Green("✓ allowed — saved allow rule " + term.Sanitize(p.Rule))
+	case approval.AnswerRemembered:
+		return r.Green("✓ allowed (an earlier \"always\")")
+	case approval.AnswerAuto:
+		return r.Green("✓ allowed by the full-auto preset")
+	case approval.AnswerNo:
+		return r.Red("✗ rejected")
+	case approval.AnswerNoFeedback:
+		return r.Red("✗ rejected: " + term.Sanitize(p.Feedback))
+	case approval.AnswerNever:
+		return r.Red("✗ rejected (approval policy never)")
+	}
+	switch p.Outcome {
+	case session.ApprovalAllowedOnce:
+		return r.Green("✓ allowed once")
+	case session.ApprovalRejected:
+		return r.Red("✗ rejected")
+	case session.ApprovalCancelled:
+		return r.Red("✗ approval cancelled")
+	case session.ApprovalUnavailable:
+		return r.Red("✗ not approved: nobody to ask")
+	}
+	return r.Yellow("? approval " + term.Sanitize(p.Outcome))
 }
 
 // def returns the definition presenting cards for a tool name (nil when unknown: the

@@ -2,6 +2,7 @@ package term
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -279,9 +280,10 @@ func firstLine(s string) string {
 func (r Renderer) Result(name string, c card.Result, isError bool) string {
 	var b strings.Builder
 	mark := r.Green("✓")
-	if isError {
+	if isError || FailedCommand(c) {
 		mark = r.Red("✗")
 	}
+	headStyle := func(s string) string { return s }
 	head := func(parts ...string) {
 		out := []string{Sanitize(name)}
 		for _, p := range parts {
@@ -289,7 +291,7 @@ func (r Renderer) Result(name string, c card.Result, isError bool) string {
 				out = append(out, p)
 			}
 		}
-		b.WriteString(mark + " " + r.clip(strings.Join(out, " · "), 2) + "\n")
+		b.WriteString(mark + " " + headStyle(r.clip(strings.Join(out, " · "), 2)) + "\n")
 	}
 	title := firstLine(c.Title)
 	if title == Sanitize(name) {
@@ -322,6 +324,9 @@ func (r Renderer) Result(name string, c card.Result, isError bool) string {
 			status = "killed by " + Sanitize(c.Signal)
 		case c.ExitCode != nil:
 			status = "exit " + strconv.Itoa(*c.ExitCode)
+		}
+		if FailedCommand(c) {
+			headStyle = r.Red
 		}
 		head(title, status)
 		out := lines(c.Output)
@@ -393,8 +398,16 @@ func (r Renderer) Result(name string, c card.Result, isError bool) string {
 	return b.String()
 }
 
-// diff writes one file's change: the path, then the changed lines with three lines of
-// context, "-" lines red and "+" lines green.
+// FailedCommand reports whether c is a terminal card of a command that failed: it exited
+// with a non-zero status or a signal ended it. Such a result is still a success for the
+// model (it reads the exit status), but a person must see it as a failure.
+func FailedCommand(c card.Result) bool {
+	return c.Card == card.Terminal && (c.Signal != "" || (c.ExitCode != nil && *c.ExitCode != 0))
+}
+
+// diff writes one file's change: the path with its counts ("+N −M"), then the changed lines
+// with three lines of context, "-" lines red and "+" lines green. A change longer than the
+// window keeps part of every run of removed and of added lines, so both sides stay visible.
 func (r Renderer) diff(b *strings.Builder, d card.FileDiff) {
 	newLines := lines(d.NewText)
 	var oldLines []string
@@ -404,40 +417,94 @@ func (r Renderer) diff(b *strings.Builder, d card.FileDiff) {
 	} else {
 		oldLines = lines(*d.OldText)
 	}
-	b.WriteString("  " + r.Bold(r.clip(Sanitize(d.Path), 2)) + " " + r.Dim(label) + "\n")
 	ops := Diff(oldLines, newLines)
-	var out []string
-	var styles []func(string) string
+	added, removed := 0, 0
+	for _, op := range ops {
+		switch op.Kind {
+		case OpInsert:
+			added++
+		case OpDelete:
+			removed++
+		}
+	}
+	counts := r.Green("+"+strconv.Itoa(added)) + " " + r.Red("−"+strconv.Itoa(removed))
+	b.WriteString("  " + r.Bold(r.clip(Sanitize(d.Path), 2)) + " " + r.Dim(label) + " " + counts + "\n")
+	type row struct {
+		text  string
+		style func(string) string
+	}
+	var rows []row
 	for _, h := range Hunks(ops, 3) {
-		if len(out) > 0 {
-			out = append(out, "⋮")
-			styles = append(styles, r.Dim)
+		if len(rows) > 0 {
+			rows = append(rows, row{"⋮", r.Dim})
 		}
 		for _, op := range h {
 			switch op.Kind {
 			case OpDelete:
-				out = append(out, "- "+op.Text)
-				styles = append(styles, r.Red)
+				rows = append(rows, row{"- " + op.Text, r.Red})
 			case OpInsert:
-				out = append(out, "+ "+op.Text)
-				styles = append(styles, r.Green)
+				rows = append(rows, row{"+ " + op.Text, r.Green})
 			default:
-				out = append(out, "  "+op.Text)
-				styles = append(styles, r.Dim)
+				rows = append(rows, row{"  " + op.Text, r.Dim})
 			}
 		}
 	}
-	max := r.maxLines()
-	omitted := 0
-	if len(out) > max {
-		omitted = len(out) - max
-		out, styles = out[:max], styles[:max]
+	limit := r.maxLines()
+	if len(rows) > limit {
+		// Cut every run of same-kind lines to a share of the window, so a long deletion
+		// cannot hide the insertion after it.
+		runs := 0
+		for i := range rows {
+			if i == 0 || rows[i].text[0] != rows[i-1].text[0] {
+				runs++
+			}
+		}
+		share := max(2, limit/max(runs, 1))
+		var cut []row
+		for i := 0; i < len(rows); {
+			j := i
+			for j < len(rows) && rows[j].text[0] == rows[i].text[0] {
+				j++
+			}
+			run := rows[i:j]
+			if len(run) > share {
+				what := "more lines"
+				switch run[0].text[0] {
+				case '-':
+					what = "more removed lines"
+				case '+':
+					what = "more added lines"
+				}
+				cut = append(cut, run[:share-1]...)
+				cut = append(cut, row{fmt.Sprintf("… %d %s", len(run)-share+1, what), r.Dim})
+			} else {
+				cut = append(cut, run...)
+			}
+			i = j
+		}
+		rows = cut
 	}
-	for i, l := range out {
-		b.WriteString("    " + styles[i](r.clip(l, 4)) + "\n")
+	if len(rows) > limit {
+		// Many scattered changes: keep the window, and make sure it shows a removed and an
+		// added line when the change has them.
+		shown := slices.Clone(rows[:limit])
+		for _, kind := range []byte{'-', '+'} {
+			has := func(rs []row) int {
+				for i, l := range rs {
+					if l.text[0] == kind {
+						return i
+					}
+				}
+				return -1
+			}
+			if i := has(rows); i >= 0 && has(shown) < 0 {
+				shown = append(shown, row{"⋮", r.Dim}, rows[i])
+			}
+		}
+		rows = append(shown, row{"… more of the diff is not shown", r.Dim})
 	}
-	if omitted > 0 {
-		b.WriteString(r.Dim("    … "+plural(omitted, "more line", "more lines")) + "\n")
+	for _, l := range rows {
+		b.WriteString("    " + l.style(r.clip(l.text, 4)) + "\n")
 	}
 }
 

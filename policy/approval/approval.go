@@ -18,23 +18,32 @@
 // `tool "<name>" requires approval, but no approval channel is available` — the answer a
 // model gets in CI or behind a pipe, where NonInteractive is the prompter.
 //
-// The Terminal prompter asks on a terminal: y (yes, this once), n (no) or a (always: this
-// tool with this primary argument — the same command, the same file — for the rest of the
-// session; a tool without a primary argument, such as an MCP tool, is remembered by name).
-// ForStdio picks Terminal when standard input and output are terminals and NonInteractive
-// otherwise.
+// The Terminal prompter asks on a terminal and shows what the call would do: the diff of an
+// edit, the content of a write, a command with its working directory, the arguments of any
+// other tool. The answers are y (yes, this once), n (no), f (no, and tell the model why: the
+// typed text is appended to the rejection the model reads), a (always: this tool with this
+// primary argument — the same command, the same file — for the rest of the session; a tool
+// without a primary argument, such as an MCP tool, is remembered by name) and s (always, and
+// save it as an allow rule in the user's configuration file, see AddAllowRule). ForStdio
+// picks Terminal when standard input and output are terminals and NonInteractive otherwise.
+//
+// Presets (see Preset) map the usual approval modes onto these questions: read-only asks
+// before anything but reading, auto-edit lets file edits through and asks before commands,
+// full-auto answers every question "yes" itself.
 package approval
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/dsh-go/dsh/card"
 	"github.com/dsh-go/dsh/policy/rules"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
@@ -47,6 +56,21 @@ const (
 	// PolicyNever rejects every question without asking: the deterministic stance for
 	// unattended runs.
 	PolicyNever = "never"
+	// PolicyAuto allows every question without asking (the full-auto preset): deny rules
+	// and guards still refuse what they refuse, since they do not ask.
+	PolicyAuto = "auto"
+)
+
+// Answers, as the approval/decided log event records them.
+const (
+	AnswerYes           = "yes"              // allowed this once
+	AnswerAlwaysSession = "always-session"   // allowed, and remembered for the session
+	AnswerAlwaysSaved   = "always-saved"     // allowed, remembered and saved as an allow rule
+	AnswerRemembered    = "remembered"       // allowed by an earlier "always" answer
+	AnswerAuto          = "auto"             // allowed by PolicyAuto without asking
+	AnswerNo            = "no"               // rejected
+	AnswerNoFeedback    = "no-with-feedback" // rejected, with a message for the model
+	AnswerNever         = "never"            // rejected by PolicyNever without asking
 )
 
 // Config configures the approval service.
@@ -56,6 +80,11 @@ type Config struct {
 	// Prompter answers the questions; nil means NonInteractive (every question is
 	// unavailable).
 	Prompter Prompter `yaml:"-"`
+	// Cards, when set, returns the pending card of a call (its diff, content or command),
+	// which the prompter shows with the question; nil cards show the arguments.
+	Cards func(agent *tool.Scope, name string, args any) *card.Call `yaml:"-"`
+	// Workdir is the directory commands run in by default, shown with a command.
+	Workdir string `yaml:"-"`
 	// Auditor records questions and outcomes; nil records nothing.
 	Auditor Auditor `yaml:"-"`
 }
@@ -63,10 +92,10 @@ type Config struct {
 // Validate reports an unknown policy with the reference's message.
 func (c Config) Validate() error {
 	switch c.Policy {
-	case "", PolicyAsk, PolicyNever:
+	case "", PolicyAsk, PolicyNever, PolicyAuto:
 		return nil
 	}
-	return fmt.Errorf(`approval policy must be one of "ask" or "never" (got %q)`, c.Policy)
+	return fmt.Errorf(`approval policy must be one of "ask", "never" or "auto" (got %q)`, c.Policy)
 }
 
 // UnmarshalYAML decodes the configuration, rejecting unknown keys.
@@ -103,6 +132,31 @@ type Question struct {
 	Argument rules.Argument
 	// Args is a copy of the call's arguments (a jsonv value).
 	Args any
+	// Card is the call's pending card (Config.Cards), nil when none was available.
+	Card *card.Call
+	// Workdir is the directory a command runs in when its arguments name none.
+	Workdir string
+}
+
+// AllowRule returns the permission rule an "always, save it" answer adds: the tool and its
+// primary argument ("bash(go test ./...)", "edit(/abs/path/a.go)"), or the tool name alone
+// when it has no primary argument. ok is false when no rule can say exactly this call: an
+// argument containing "*" (a wildcard in rules) or a parenthesis-free empty value.
+func (q Question) AllowRule() (rule string, ok bool) {
+	if !q.Remembers() {
+		return q.ToolName, true
+	}
+	v := q.Argument.Value
+	if v == "" || strings.Contains(v, "*") || strings.ContainsAny(v, "\n\r") {
+		return "", false
+	}
+	if q.Argument.Kind == rules.KindPath && !filepath.IsAbs(v) {
+		if q.Workdir == "" {
+			return "", false
+		}
+		v = filepath.Join(q.Workdir, v)
+	}
+	return q.ToolName + "(" + v + ")", true
 }
 
 // Remembers reports whether an "always" answer to q covers only calls with the same primary
@@ -119,10 +173,22 @@ func (q Question) key() string {
 
 // Reply is a prompter's answer. Always asks the service to allow the same call (tool and
 // primary argument) without asking for the rest of the session; it only counts with
-// ApprovalAllowedOnce.
+// ApprovalAllowedOnce. Saved is the allow rule the prompter saved to the user's
+// configuration with it (recorded in the log). Feedback is the person's message for the
+// model with ApprovalRejected.
 type Reply struct {
-	Outcome tool.ApprovalOutcome
-	Always  bool
+	Outcome  tool.ApprovalOutcome
+	Always   bool
+	Saved    string
+	Feedback string
+}
+
+// Decision is the outcome of one question with the exact answer that produced it.
+type Decision struct {
+	Outcome  tool.ApprovalOutcome
+	Answer   string // one of the Answer* constants; "" for cancelled and unavailable
+	Feedback string // the person's message for the model, with AnswerNoFeedback
+	Rule     string // the allow rule saved, with AnswerAlwaysSaved
 }
 
 // Prompter puts a question to whoever can answer it. Prompt should return promptly with
@@ -151,7 +217,7 @@ func NonInteractive() Prompter {
 // (a decision that cannot be recorded is not made).
 type Auditor interface {
 	Asked(q Question) error
-	Decided(q Question, outcome tool.ApprovalOutcome) error
+	Decided(q Question, d Decision) error
 }
 
 // Service is the approval service of one session. It is safe for concurrent use.
@@ -159,6 +225,8 @@ type Service struct {
 	policy   string
 	prompter Prompter
 	auditor  Auditor
+	cards    func(agent *tool.Scope, name string, args any) *card.Call
+	workdir  string
 
 	mu     sync.Mutex
 	always map[string]bool
@@ -169,7 +237,7 @@ func New(cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{policy: cfg.Policy, prompter: cfg.Prompter, auditor: cfg.Auditor, always: map[string]bool{}}
+	s := &Service{policy: cfg.Policy, prompter: cfg.Prompter, auditor: cfg.Auditor, cards: cfg.Cards, workdir: cfg.Workdir, always: map[string]bool{}}
 	if s.policy == "" {
 		s.policy = PolicyAsk
 	}
@@ -192,66 +260,99 @@ func Install(reg *tool.Registry, cfg Config) (undo func(), err error) {
 	return reg.SetApprover(s), nil
 }
 
-// Policy returns the service's policy, "ask" or "never".
+// Policy returns the service's policy, "ask", "never" or "auto".
 func (s *Service) Policy() string { return s.policy }
 
 // Approve answers one "ask" (tool.Approver).
 func (s *Service) Approve(ctx context.Context, req tool.ApprovalRequest) (tool.ApprovalOutcome, error) {
-	q := Question{ID: session.NewMessageID(), Agent: req.Agent, ToolName: req.ToolName, CallID: req.CallID, Reason: req.Reason}
+	out, _, err := s.ApproveWithFeedback(ctx, req)
+	return out, err
+}
+
+// ApproveWithFeedback answers one "ask" with the person's message for the model when they
+// rejected the call with one (tool.FeedbackApprover).
+func (s *Service) ApproveWithFeedback(ctx context.Context, req tool.ApprovalRequest) (tool.ApprovalOutcome, string, error) {
+	q := Question{ID: session.NewMessageID(), Agent: req.Agent, ToolName: req.ToolName, CallID: req.CallID, Reason: req.Reason, Workdir: s.workdir}
 	if req.Exec != nil {
 		if args, ok := req.Exec.Args(); ok {
 			q.Args = args
 		}
 	}
 	q.Argument = rules.PrimaryArgument(q.ToolName, q.Args)
+	if s.cards != nil {
+		q.Card = s.card(q)
+	}
 	if s.auditor != nil {
 		if err := s.auditor.Asked(q); err != nil {
-			return "", fmt.Errorf("approval: recording the question about tool %q: %w", q.ToolName, err)
+			return "", "", fmt.Errorf("approval: recording the question about tool %q: %w", q.ToolName, err)
 		}
 	}
-	outcome := s.decide(ctx, q)
+	d := s.decide(ctx, q)
 	if s.auditor != nil {
-		if err := s.auditor.Decided(q, outcome); err != nil {
-			return "", fmt.Errorf("approval: recording the %s answer about tool %q: %w", outcome, q.ToolName, err)
+		if err := s.auditor.Decided(q, d); err != nil {
+			return "", "", fmt.Errorf("approval: recording the %s answer about tool %q: %w", d.Outcome, q.ToolName, err)
 		}
 	}
-	return outcome, nil
+	return d.Outcome, d.Feedback, nil
+}
+
+// card returns the call's pending card, nil when the card function fails or panics.
+func (s *Service) card(q Question) (c *card.Call) {
+	defer func() {
+		if recover() != nil {
+			c = nil
+		}
+	}()
+	return s.cards(q.Agent, q.ToolName, q.Args)
 }
 
 // decide produces the outcome of one question (step 2 of the package documentation).
-func (s *Service) decide(ctx context.Context, q Question) tool.ApprovalOutcome {
+func (s *Service) decide(ctx context.Context, q Question) Decision {
 	if ctx.Err() != nil {
-		return tool.ApprovalCancelled
+		return Decision{Outcome: tool.ApprovalCancelled}
 	}
-	if s.policy == PolicyNever {
-		return tool.ApprovalRejected
+	switch s.policy {
+	case PolicyNever:
+		return Decision{Outcome: tool.ApprovalRejected, Answer: AnswerNever}
+	case PolicyAuto:
+		return Decision{Outcome: tool.ApprovalAllowedOnce, Answer: AnswerAuto}
 	}
 	key := q.key()
 	s.mu.Lock()
 	remembered := s.always[key]
 	s.mu.Unlock()
 	if remembered {
-		return tool.ApprovalAllowedOnce
+		return Decision{Outcome: tool.ApprovalAllowedOnce, Answer: AnswerRemembered}
 	}
 	reply, err := s.prompt(ctx, q)
 	switch {
 	case ctx.Err() != nil:
-		return tool.ApprovalCancelled // a late answer is discarded
+		return Decision{Outcome: tool.ApprovalCancelled} // a late answer is discarded
 	case err != nil:
-		return tool.ApprovalUnavailable
+		return Decision{Outcome: tool.ApprovalUnavailable}
 	}
 	switch reply.Outcome {
 	case tool.ApprovalAllowedOnce:
+		d := Decision{Outcome: reply.Outcome, Answer: AnswerYes}
 		if reply.Always {
 			s.mu.Lock()
 			s.always[key] = true
 			s.mu.Unlock()
+			d.Answer = AnswerAlwaysSession
+			if reply.Saved != "" {
+				d.Answer, d.Rule = AnswerAlwaysSaved, reply.Saved
+			}
 		}
-		return reply.Outcome
-	case tool.ApprovalRejected, tool.ApprovalCancelled, tool.ApprovalUnavailable:
-		return reply.Outcome
+		return d
+	case tool.ApprovalRejected:
+		if fb := strings.TrimSpace(reply.Feedback); fb != "" {
+			return Decision{Outcome: reply.Outcome, Answer: AnswerNoFeedback, Feedback: fb}
+		}
+		return Decision{Outcome: reply.Outcome, Answer: AnswerNo}
+	case tool.ApprovalCancelled, tool.ApprovalUnavailable:
+		return Decision{Outcome: reply.Outcome}
 	default:
-		return tool.ApprovalUnavailable
+		return Decision{Outcome: tool.ApprovalUnavailable}
 	}
 }
 

@@ -125,11 +125,15 @@ func TestOutcomes(t *testing.T) {
 		cfg     approval.Config
 		prompt  func(context.Context, approval.Question) (approval.Reply, error)
 		want    string
-		outcome string
+		outcome string // the outcome and, after a comma, the answer member of the event
 		asked   int32
 	}{
-		{"allowed once", approval.Config{}, reply(tool.ApprovalAllowedOnce), `{"isError":false,"content":[{"type":"text","text":"ran"}],"value":"ran"}`, "allowed-once", 1},
-		{"rejected", approval.Config{}, reply(tool.ApprovalRejected), denial(`the user rejected tool \"bash\"`), "rejected", 1},
+		{"allowed once", approval.Config{}, reply(tool.ApprovalAllowedOnce), `{"isError":false,"content":[{"type":"text","text":"ran"}],"value":"ran"}`, `allowed-once","answer":"yes`, 1},
+		{"rejected", approval.Config{}, reply(tool.ApprovalRejected), denial(`the user rejected tool \"bash\"`), `rejected","answer":"no`, 1},
+		{"rejected with feedback", approval.Config{}, func(context.Context, approval.Question) (approval.Reply, error) {
+			return approval.Reply{Outcome: tool.ApprovalRejected, Feedback: " push to a branch instead "}, nil
+		}, denial(`the user rejected tool \"bash\": push to a branch instead`), `rejected","answer":"no-with-feedback","feedback":"push to a branch instead`, 1},
+		{"policy auto: allowed without asking", approval.Config{Policy: approval.PolicyAuto}, reply(tool.ApprovalRejected), `{"isError":false,"content":[{"type":"text","text":"ran"}],"value":"ran"}`, `allowed-once","answer":"auto`, 0},
 		{"unavailable", approval.Config{}, reply(tool.ApprovalUnavailable), denial(`tool \"bash\" requires approval, but no approval channel is available`), "unavailable", 1},
 		{"no prompter: non-interactive", approval.Config{}, nil, denial(`tool \"bash\" requires approval, but no approval channel is available`), "unavailable", 0},
 		{"prompter fails: unavailable", approval.Config{}, func(context.Context, approval.Question) (approval.Reply, error) {
@@ -140,7 +144,7 @@ func TestOutcomes(t *testing.T) {
 		}, denial(`tool \"bash\" requires approval, but no approval channel is available`), "unavailable", 1},
 		{"unknown answer: unavailable", approval.Config{}, reply("maybe"), denial(`tool \"bash\" requires approval, but no approval channel is available`), "unavailable", 1},
 		{"prompter says cancelled", approval.Config{}, reply(tool.ApprovalCancelled), denial(`approval for tool \"bash\" was cancelled`), "cancelled", 1},
-		{"policy never: rejected without asking", approval.Config{Policy: approval.PolicyNever}, reply(tool.ApprovalAllowedOnce), denial(`the user rejected tool \"bash\"`), "rejected", 0},
+		{"policy never: rejected without asking", approval.Config{Policy: approval.PolicyNever}, reply(tool.ApprovalAllowedOnce), denial(`the user rejected tool \"bash\"`), `rejected","answer":"never`, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -315,8 +319,8 @@ func TestAuditFailures(t *testing.T) {
 
 type failingAuditor struct{ asked, decided error }
 
-func (a failingAuditor) Asked(approval.Question) error                         { return a.asked }
-func (a failingAuditor) Decided(approval.Question, tool.ApprovalOutcome) error { return a.decided }
+func (a failingAuditor) Asked(approval.Question) error                      { return a.asked }
+func (a failingAuditor) Decided(approval.Question, approval.Decision) error { return a.decided }
 
 // TestConcurrentQuestions checks parallel calls are each asked and audited in pairs.
 func TestConcurrentQuestions(t *testing.T) {
@@ -351,10 +355,10 @@ func TestConcurrentQuestions(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	if err := (approval.Config{Policy: "sometimes"}).Validate(); err == nil || err.Error() != `approval policy must be one of "ask" or "never" (got "sometimes")` {
+	if err := (approval.Config{Policy: "sometimes"}).Validate(); err == nil || err.Error() != `approval policy must be one of "ask", "never" or "auto" (got "sometimes")` {
 		t.Errorf("Validate: %v", err)
 	}
-	for _, p := range []string{"", "ask", "never"} {
+	for _, p := range []string{"", "ask", "never", "auto"} {
 		if err := (approval.Config{Policy: p}).Validate(); err != nil {
 			t.Errorf("Validate(%q): %v", p, err)
 		}

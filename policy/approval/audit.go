@@ -9,7 +9,8 @@ import (
 )
 
 // SessionAuditor records questions and outcomes in a session log as approval/asked
-// {id, toolName, callId?, reason?} and approval/decided {id, outcome} events. Both must be
+// {id, toolName, callId?, reason?} and approval/decided {id, outcome, answer?, feedback?,
+// rule?} events. Both must be
 // enclosed by a turn (a turn/start without its turn/end), since the turn is the log's unit
 // of replay: asking outside one is an error.
 type SessionAuditor struct {
@@ -52,13 +53,13 @@ func (a *SessionAuditor) Asked(q Question) error {
 	return err
 }
 
-// Decided appends the approval/decided event.
-func (a *SessionAuditor) Decided(q Question, outcome tool.ApprovalOutcome) error {
+// Decided appends the approval/decided event with the exact answer.
+func (a *SessionAuditor) Decided(q Question, d Decision) error {
 	log, err := a.log(q)
 	if err != nil {
 		return err
 	}
-	_, err = log.Append(session.ApprovalDecided{ID: q.ID, Outcome: string(outcome)}.Event())
+	_, err = log.Append(session.ApprovalDecided{ID: q.ID, Outcome: string(d.Outcome), Answer: d.Answer, Feedback: d.Feedback, Rule: d.Rule}.Event())
 	return err
 }
 

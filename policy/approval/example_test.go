@@ -3,6 +3,8 @@ package approval_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/dsh-go/dsh/jsonv"
@@ -51,7 +53,7 @@ func Example() {
 	fmt.Println(strings.TrimSpace(screen.String()))
 	for _, e := range log.Events()[1:] {
 		if d, err := session.DecodeApprovalDecided(e); err == nil {
-			fmt.Println(e.Type, d.Outcome)
+			fmt.Println(e.Type, d.Outcome, d.Answer)
 		} else {
 			b, _ := jsonv.Marshal(e.Data)
 			fmt.Println(e.Type, strings.Replace(string(b), e.Data.(*jsonv.Object).Members()[0].Value.(string), "<id>", 1))
@@ -60,12 +62,56 @@ func Example() {
 	// Output:
 	// => ran: git push
 	// => ran: git push
-	// Approval needed: tool bash (call call_0)
-	//   reason: tool "bash" requires approval by permission rule "bash(git push*)"
+	// ? bash needs your approval
+	//   tool "bash" requires approval by permission rule "bash(git push*)"
 	//   command: git push
-	// Allow? [y]es, [n]o, [a]lways (this command, for this session):
 	// approval/asked {"id":"<id>","toolName":"bash","callId":"call_0","reason":"tool \"bash\" requires approval by permission rule \"bash(git push*)\""}
-	// approval/decided allowed-once
+	// approval/decided allowed-once always-session
 	// approval/asked {"id":"<id>","toolName":"bash","callId":"call_1","reason":"tool \"bash\" requires approval by permission rule \"bash(git push*)\""}
-	// approval/decided allowed-once
+	// approval/decided allowed-once remembered
+}
+
+// ExampleAddAllowRule saves the rule an "always, save it" answer produces, keeping the rest
+// of the configuration file.
+func ExampleAddAllowRule() {
+	dir, _ := os.MkdirTemp("", "dsh-example-")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "config.yaml")
+	os.WriteFile(path, []byte("model: deepseek-flash # mine\npermissions:\n  deny: [\"bash(rm -rf *)\"]\n"), 0o600)
+
+	q := approval.Question{ToolName: "bash", Argument: rules.Argument{Name: "command", Kind: rules.KindCommand, Value: "go test ./..."}}
+	rule, _ := q.AllowRule()
+	if err := approval.AddAllowRule(path, rule); err != nil {
+		panic(err)
+	}
+	b, _ := os.ReadFile(path)
+	fmt.Print(string(b))
+	// Output:
+	// model: deepseek-flash # mine
+	// permissions:
+	//   deny: ["bash(rm -rf *)"]
+	//   allow:
+	//     - "bash(go test ./...)"
+}
+
+// ExampleInstallPreset runs a registry under the auto-edit preset: edits run, commands ask
+// (and with nobody to answer, are denied).
+func ExampleInstallPreset() {
+	reg, _ := tool.NewRegistry(tool.Config{})
+	for _, name := range []string{"edit", "bash"} {
+		reg.Register(tool.Must(tool.New(name, "Does "+name+".", func(_ context.Context, _ *tool.Call, in bashIn) (string, error) {
+			return name + " ran", nil
+		})))
+	}
+	approval.InstallPreset(reg, approval.PresetAutoEdit)
+	approval.Install(reg, approval.Config{Policy: approval.PresetPolicy(approval.PresetAutoEdit), Prompter: approval.NonInteractive()})
+	agent := reg.NewScope("agent", nil)
+	defer agent.Close()
+	for _, name := range []string{"edit", "bash"} {
+		res := reg.Execute(context.Background(), tool.Input{CallID: "c", Name: name, Args: tool.ParseArguments(`{"command":"x"}`), Agent: agent})
+		fmt.Println(name+":", res.Content[0].Text)
+	}
+	// Output:
+	// edit: edit ran
+	// bash: Error: tool "bash" requires approval, but no approval channel is available
 }

@@ -13,22 +13,32 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/dsh-go/dsh/internal/term"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/tool"
 )
 
-// Terminal is the interactive prompter: it writes each question to out and reads the answer,
-// one line, from in — y or yes (allow this call), n or no (reject it), a or always (allow it
-// and every later call of the same tool with the same primary argument in this session).
-// Any other answer is asked again. When in ends, every question (this one and later ones) is
-// ApprovalUnavailable. Questions are asked one at a time; a line typed while no question
-// was showing is ignored, so an early keystroke cannot answer a question not yet seen.
+// Terminal is the interactive prompter: it writes each question to out — with a preview of
+// what the call would do — and reads the answer, one line, from in: y or yes (allow this
+// call), n or no (reject it), f or feedback (reject it, then read one more line: the message
+// the model gets with the rejection), a or always (allow it and every later call of the same
+// tool with the same primary argument in this session), s or save (as always, and add the
+// allow rule to the user's configuration through Save). Any other answer is asked again.
+// When in ends, every question (this one and later ones) is ApprovalUnavailable. Questions
+// are asked one at a time; a line typed while no question was showing is ignored, so an
+// early keystroke cannot answer a question not yet seen.
 //
 // A Terminal reads in on a goroutine of its own, started by the first question. It ends when
 // in ends or fails, or after Close once its current read returns.
 type Terminal struct {
 	in  *bufio.Reader
 	out io.Writer
+
+	// Renderer styles the question (colours, width); the zero value is plain text.
+	Renderer term.Renderer
+	// Save, when set, saves an allow rule to the user's configuration for the "s" answer
+	// and returns where it was saved; nil offers no "s".
+	Save func(rule string) (where string, err error)
 
 	turn  chan struct{} // a one-slot semaphore: one question at a time
 	start sync.Once
@@ -95,9 +105,10 @@ func (t *Terminal) Prompt(ctx context.Context, q Question) (Reply, error) {
 	}
 	t.start.Do(func() { go t.read() })
 	gen := t.gen.Add(1)
-	if _, err := io.WriteString(t.out, FormatQuestion(q)); err != nil {
+	if _, err := io.WriteString(t.out, t.format(q)); err != nil {
 		return Reply{}, fmt.Errorf("approval: writing the question: %w", err)
 	}
+	feedback := false // the next line is the rejection's message
 	for {
 		select {
 		case <-ctx.Done():
@@ -111,45 +122,104 @@ func (t *Terminal) Prompt(ctx context.Context, q Question) (Reply, error) {
 			if l.gen != gen {
 				continue // typed before this question appeared
 			}
+			if feedback {
+				msg := strings.TrimSpace(l.text)
+				told := ""
+				if msg != "" {
+					told = t.Renderer.Dim(", the model is told why")
+				}
+				io.WriteString(t.out, t.Renderer.Red("✗ rejected")+told+"\n")
+				return Reply{Outcome: tool.ApprovalRejected, Feedback: msg}, nil
+			}
 			switch strings.ToLower(strings.TrimSpace(l.text)) {
 			case "y", "yes":
+				io.WriteString(t.out, t.Renderer.Green("✓ allowed once")+"\n")
 				return Reply{Outcome: tool.ApprovalAllowedOnce}, nil
 			case "n", "no":
+				io.WriteString(t.out, t.Renderer.Red("✗ rejected")+"\n")
 				return Reply{Outcome: tool.ApprovalRejected}, nil
+			case "f", "feedback":
+				io.WriteString(t.out, "Tell the model why (one line): ")
+				feedback = true
 			case "a", "always":
+				io.WriteString(t.out, t.Renderer.Green("✓ allowed for this session")+"\n")
 				return Reply{Outcome: tool.ApprovalAllowedOnce, Always: true}, nil
+			case "s", "save":
+				if r, ok := t.save(q); ok {
+					return r, nil
+				}
+				io.WriteString(t.out, t.answers(q, true))
 			default:
-				io.WriteString(t.out, "Please answer y (yes), n (no) or a (always): ")
+				io.WriteString(t.out, t.answers(q, true))
 			}
 		}
 	}
 }
 
+// save answers "s": the rule saved and the call allowed for the session, or false (with the
+// reason written) when no rule can be saved.
+func (t *Terminal) save(q Question) (Reply, bool) {
+	if t.Save == nil {
+		return Reply{}, false
+	}
+	rule, ok := q.AllowRule()
+	if !ok {
+		io.WriteString(t.out, "This call cannot be saved as a rule (its argument is empty, relative or holds a \"*\"); answer a to allow it for this session.\n")
+		return Reply{}, false
+	}
+	where, err := t.Save(rule)
+	if err != nil {
+		io.WriteString(t.out, term.Sanitize(fmt.Sprintf("Could not save the rule: %v", err))+"\n")
+		return Reply{}, false
+	}
+	io.WriteString(t.out, t.Renderer.Green("✓ allowed")+term.Sanitize(fmt.Sprintf(" — saved allow rule %q to %s", rule, where))+"\n")
+	return Reply{Outcome: tool.ApprovalAllowedOnce, Always: true, Saved: rule}, true
+}
+
+// format renders q with the terminal's renderer and answers.
+func (t *Terminal) format(q Question) string {
+	return formatQuestion(t.Renderer, q) + t.answers(q, false)
+}
+
+// answers is the answer prompt; again says the last answer was not understood.
+func (t *Terminal) answers(q Question, again bool) string {
+	always := "this tool"
+	if q.Remembers() {
+		always = "this " + strings.ReplaceAll(q.Argument.Name, "_", " ")
+	}
+	s := "[y]es · [n]o · [f] no, tell the model why · [a]lways (" + always + ", this session)"
+	if t.Save != nil {
+		s += " · [s]ave as a rule"
+	}
+	if again {
+		return "Please answer " + s + ": "
+	}
+	return "Allow? " + s + ": "
+}
+
 // maxShown bounds how much of an argument a question shows.
 const maxShown = 500
 
-// FormatQuestion renders q as the Terminal shows it, ending with the answer prompt.
-func FormatQuestion(q Question) string {
+// FormatQuestion renders q, plain, as the Terminal shows it before its answer prompt: the
+// tool, why it asks, and a preview of what the call would do.
+func FormatQuestion(q Question) string { return formatQuestion(term.Renderer{}, q) }
+
+func formatQuestion(r term.Renderer, q Question) string {
 	var b strings.Builder
-	b.WriteString("\nApproval needed: tool " + q.ToolName)
-	if q.CallID != "" {
-		b.WriteString(" (call " + q.CallID + ")")
-	}
-	b.WriteString("\n")
+	b.WriteString("\n" + r.Yellow("? "+term.Sanitize(q.ToolName)+" needs your approval") + "\n")
 	if q.Reason != "" {
-		b.WriteString("  reason: " + oneLine(q.Reason) + "\n")
+		b.WriteString("  " + r.Dim(term.Sanitize(oneLine(q.Reason))) + "\n")
 	}
-	always := "this tool"
 	switch {
+	case q.Card != nil:
+		b.WriteString(r.Preview(q.ToolName, *q.Card, q.Workdir))
 	case q.Remembers():
-		b.WriteString("  " + q.Argument.Name + ": " + oneLine(q.Argument.Value) + "\n")
-		always = "this " + strings.ReplaceAll(q.Argument.Name, "_", " ")
+		b.WriteString("  " + term.Sanitize(q.Argument.Name+": "+oneLine(q.Argument.Value)) + "\n")
 	case q.Args != nil:
 		if j, err := jsonv.Marshal(q.Args); err == nil {
-			b.WriteString("  arguments: " + oneLine(string(j)) + "\n")
+			b.WriteString("  arguments: " + term.Sanitize(oneLine(string(j))) + "\n")
 		}
 	}
-	b.WriteString("Allow? [y]es, [n]o, [a]lways (" + always + ", for this session): ")
 	return b.String()
 }
 

@@ -106,6 +106,8 @@ func TestTerminalAnswers(t *testing.T) {
 		{[]string{"a\n"}, approval.Reply{Outcome: tool.ApprovalAllowedOnce, Always: true}},
 		{[]string{"always\r\n"}, approval.Reply{Outcome: tool.ApprovalAllowedOnce, Always: true}},
 		{[]string{"maybe\n", "\n", "n\n"}, approval.Reply{Outcome: tool.ApprovalRejected}},
+		{[]string{"f\n", "use git push --dry-run first\n"}, approval.Reply{Outcome: tool.ApprovalRejected, Feedback: "use git push --dry-run first"}},
+		{[]string{"s\n", "y\n"}, approval.Reply{Outcome: tool.ApprovalAllowedOnce}}, // no Save: "s" is not an answer
 	}
 	for _, tt := range tests {
 		tm := newTerm(t)
@@ -114,7 +116,11 @@ func TestTerminalAnswers(t *testing.T) {
 		for i, s := range tt.typed {
 			tm.typeLine(s)
 			if i < len(tt.typed)-1 {
-				tm.screen.waitFor("Please answer", i+1)
+				if tt.typed[i] == "f\n" {
+					tm.screen.waitFor("Tell the model why", 1)
+				} else {
+					tm.screen.waitFor("Please answer", i+1)
+				}
 			}
 		}
 		if r := <-got; r != tt.want {
@@ -131,11 +137,14 @@ func TestTerminalScreen(t *testing.T) {
 	tm.screen.waitFor("Please answer", 1)
 	tm.typeLine("y\n")
 	<-got
-	want := "\nApproval needed: tool bash (call call_1)\n" +
-		"  reason: tool \"bash\" requires approval by permission rule \"bash(git push*)\"\n" +
+	// The reason is shown once, without the internal call id; the answer in human words.
+	answers := "[y]es · [n]o · [f] no, tell the model why · [a]lways (this command, this session)"
+	want := "\n? bash needs your approval\n" +
+		"  tool \"bash\" requires approval by permission rule \"bash(git push*)\"\n" +
 		"  command: git push origin main\n" +
-		"Allow? [y]es, [n]o, [a]lways (this command, for this session): " +
-		"Please answer y (yes), n (no) or a (always): "
+		"Allow? " + answers + ": " +
+		"Please answer " + answers + ": " +
+		"✓ allowed once\n"
 	if s := tm.screen.String(); s != want {
 		t.Errorf("screen\n%q\nwant\n%q", s, want)
 	}
@@ -144,12 +153,12 @@ func TestTerminalScreen(t *testing.T) {
 func TestFormatQuestion(t *testing.T) {
 	mcp := approval.Question{ToolName: "mcp__gh__issue", Args: jsonv.NewObject(jsonv.Member{Name: "title", Value: "a\nb"}),
 		Argument: rules.Argument{Name: "arguments", Kind: rules.KindText, Value: `{"title":"a\nb"}`}}
-	if got, want := approval.FormatQuestion(mcp), "\nApproval needed: tool mcp__gh__issue\n  arguments: {\"title\":\"a\\nb\"}\nAllow? [y]es, [n]o, [a]lways (this tool, for this session): "; got != want {
+	if got, want := approval.FormatQuestion(mcp), "\n? mcp__gh__issue needs your approval\n  arguments: {\"title\":\"a\\nb\"}\n"; got != want {
 		t.Errorf("mcp question\n%q\nwant\n%q", got, want)
 	}
 	long := approval.Question{ToolName: "write", Argument: rules.Argument{Name: "file_path", Kind: rules.KindPath, Value: strings.Repeat("é", 300) + "\nx"}}
 	got := approval.FormatQuestion(long)
-	if !strings.Contains(got, "  file_path: "+strings.Repeat("é", 250)+"… (+102 bytes)\n") || !strings.Contains(got, "(this file path, for this session)") {
+	if !strings.Contains(got, "  file_path: "+strings.Repeat("é", 250)+"… (+102 bytes)\n") {
 		t.Errorf("long question %q", got)
 	}
 }

@@ -213,6 +213,10 @@ func (b *bashTool) run(ctx context.Context, call *tool.Call, in BashInput) (Bash
 	if in.TimeoutMs != nil {
 		req.Timeout = msDuration(*in.TimeoutMs)
 	}
+	if progress := tool.ProgressFrom(ctx); progress != nil {
+		id := call.CallID()
+		req.Output = func(stream string, p []byte) { progress(id, stream, p) }
+	}
 	res, err := b.runner.Run(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -221,7 +225,7 @@ func (b *bashTool) run(ctx context.Context, call *tool.Call, in BashInput) (Bash
 		return BashOutput{}, err
 	}
 	if res.Aborted {
-		return BashOutput{}, abortError()
+		return BashOutput{}, abortedWithOutput(res)
 	}
 	if err := b.runner.runnerFailure(res); err != nil {
 		return BashOutput{}, err
@@ -245,6 +249,35 @@ func (b *bashTool) run(ctx context.Context, call *tool.Call, in BashInput) (Bash
 		out.Signal = &s
 	}
 	return out, nil
+}
+
+// abortedWithOutput is the abort error of a cancelled foreground command, carrying the
+// output it wrote before it was stopped and a cancelled marker, so the model (and the
+// person who pressed Ctrl-C) keep what it had done.
+func abortedWithOutput(res *RunResult) error {
+	e := abortError().(*tool.Error)
+	var b strings.Builder
+	for _, s := range []struct {
+		name string
+		st   Stream
+	}{{"stdout", res.Stdout}, {"stderr", res.Stderr}} {
+		if s.st.Text == "" {
+			continue
+		}
+		b.WriteString("\n" + s.name)
+		if s.st.Truncated {
+			b.WriteString(" (the end")
+			if s.st.SpillPath != "" {
+				b.WriteString("; all of it in " + s.st.SpillPath)
+			}
+			b.WriteString(")")
+		}
+		b.WriteString(" so far:\n" + strings.TrimRight(s.st.Text, "\n"))
+	}
+	if b.Len() > 0 {
+		e.Message += b.String() + "\n[cancelled: the command was stopped]"
+	}
+	return e
 }
 
 // msDuration converts milliseconds to a duration, saturating.

@@ -33,14 +33,20 @@ type collector struct {
 	spillPath string
 	noSpill   bool // spilling failed or was abandoned
 	sealed    bool
+
+	tee func([]byte) // receives every write as it arrives (live output); nil for none
 }
 
 func newCollector(max int, maxSpill int64, dir func() (string, error), label string) *collector {
 	return &collector{max: max, maxSpill: maxSpill, dir: dir, label: label, noSpill: maxSpill <= 0 || dir == nil}
 }
 
-// Write captures p. It never fails: capture problems only lose the spill file.
+// Write captures p, then passes it to the tee. It never fails: capture problems only lose
+// the spill file.
 func (c *collector) Write(p []byte) (int, error) {
+	if c.tee != nil {
+		defer c.tee(p)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.sealed {

@@ -440,6 +440,9 @@ type Request struct {
 	Workdir string
 	// Timeout applies to Run only; zero is the configured default, and it is capped.
 	Timeout time.Duration
+	// Output, when set, receives the command's output as it is written ("stdout" or
+	// "stderr", and the bytes), for live display; it must return quickly.
+	Output func(stream string, p []byte)
 }
 
 // SandboxInfo reports how a sandboxed command ran.
@@ -486,12 +489,18 @@ func (r *Runner) spawn(req Request) (*process, error) {
 		}
 	}
 	dirFn := r.spillDirectory
+	stdout := newCollector(r.maxOutput, r.maxSpill, dirFn, "stdout")
+	stderr := newCollector(r.maxOutput, r.maxSpill, dirFn, "stderr")
+	if out := req.Output; out != nil {
+		stdout.tee = func(p []byte) { out("stdout", p) }
+		stderr.tee = func(p []byte) { out("stderr", p) }
+	}
 	p, err := spawn(spawnSpec{
 		argv:   r.argv(req.Command, dir, r.rlimits()),
 		dir:    dir,
 		env:    r.env,
-		stdout: newCollector(r.maxOutput, r.maxSpill, dirFn, "stdout"),
-		stderr: newCollector(r.maxOutput, r.maxSpill, dirFn, "stderr"),
+		stdout: stdout,
+		stderr: stderr,
 		grace:  r.grace,
 		marker: markerVar + "=" + r.id + "-" + strconv.FormatInt(r.seq.Add(1), 10),
 		cg:     cg,
@@ -528,7 +537,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*RunResult, error) {
 		res.Aborted = true
 		p.kill()
 	}
-	<-p.done
+	<-p.done // the output so far is kept: an aborted result still carries it
 	res.ExitCode, res.Signal = p.exit()
 	res.Stdout, res.Stderr = p.stdout.result(), p.stderr.result()
 	res.Sandbox = r.sandboxInfo(res.ExitCode, res.Stderr.Text)
