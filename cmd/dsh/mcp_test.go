@@ -106,6 +106,7 @@ func TestMCPServeStdio(t *testing.T) {
 		`tool/call read {"file_path":"a.txt"}`, "tool/result ok",
 		`tool/call bash {"command":"rm -rf x","description":"d"}`, "tool/result error",
 		`tool/call bash {"command":"echo hi","description":"d"}`, "approval/asked", "approval/decided unavailable", "tool/result error",
+		`tool/call read_image {"file_path":"pic.png"}`, "tool/result ok",
 		"turn/end completed",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -47,6 +47,21 @@ func tree(t *testing.T, dir string) map[string]string {
 	return out
 }
 
+// userFiles drops from a tree of the dsh home what dsh itself writes there — each "dsh call"
+// is a session in the log (sessions/), and MCP servers log to logs/ — leaving the user's
+// files, which no tool may change.
+func userFiles(files map[string]string, home string) map[string]string {
+	out := map[string]string{}
+	for p, v := range files {
+		if strings.HasPrefix(p, filepath.Join(home, "sessions")+string(filepath.Separator)) ||
+			strings.HasPrefix(p, filepath.Join(home, "logs")+string(filepath.Separator)) {
+			continue
+		}
+		out[p] = v
+	}
+	return out
+}
+
 // callResult decodes the one JSON result line of "dsh call --json".
 func callResults(t *testing.T, stdout string) []map[string]any {
 	t.Helper()
@@ -120,7 +135,7 @@ func TestCallProtectedPaths(t *testing.T) {
 	if after := tree(t, s.ws); !equalTrees(before, after) {
 		t.Errorf("the workspace changed:\nbefore %q\nafter  %q", before, after)
 	}
-	if after := tree(t, s.home); !equalTrees(homeBefore, after) {
+	if after := userFiles(tree(t, s.home), s.home); !equalTrees(userFiles(homeBefore, s.home), after) {
 		t.Errorf("the dsh home changed:\nbefore %q\nafter  %q", homeBefore, after)
 	}
 	// Ordinary files are written as before.
