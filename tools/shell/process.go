@@ -78,6 +78,8 @@ type process struct {
 	done    chan struct{} // closed when the group is gone and the output settled
 	state   *os.ProcessState
 	waitErr error
+	// signalExit: see spawnSpec.
+	signalExit bool
 }
 
 // spawnSpec describes a command to start.
@@ -91,6 +93,10 @@ type spawnSpec struct {
 	marker string  // markerVar=value, added to env
 	cg     *cgroup // the command's cgroup, or nil
 	guard  *guard  // told about the process group, or nil
+	// signalExit says argv is a supervisor (bubblewrap) that reports a command killed by
+	// signal n as exit status 128+n, as a shell's $? does; exit turns that back into the
+	// signal's name.
+	signalExit bool
 }
 
 // spawn starts argv in a new process group with stdin from /dev/null and stdout and
@@ -129,6 +135,8 @@ func spawn(s spawnSpec) (*process, error) {
 		guard:  s.guard,
 		exited: make(chan struct{}),
 		done:   make(chan struct{}),
+
+		signalExit: s.signalExit,
 	}
 	started := make(chan error, 1)
 	// The parent-death signal fires when the OS thread that forked the child exits, not
@@ -235,6 +243,9 @@ func (p *process) exit() (code *int, signal string) {
 		return nil, signalName(ws.Signal())
 	}
 	c := p.state.ExitCode()
+	if p.signalExit && c > 128 && c < 128+65 {
+		return nil, signalName(syscall.Signal(c - 128))
+	}
 	return &c, ""
 }
 

@@ -505,6 +505,8 @@ func (r *Runner) spawn(req Request) (*process, error) {
 		marker: markerVar + "=" + r.id + "-" + strconv.FormatInt(r.seq.Add(1), 10),
 		cg:     cg,
 		guard:  g,
+
+		signalExit: r.sandbox == SandboxBwrap,
 	})
 	if err != nil && cg != nil {
 		cg.remove()

@@ -296,3 +296,40 @@ func TestBashDescriptionNamesProtectedPaths(t *testing.T) {
 		t.Errorf("description = %q", d)
 	}
 }
+
+// TestBwrapReportsSignals: bubblewrap reports a command killed by signal n as exit status
+// 128+n; the runner reports the signal, as it does without the sandbox, and an ordinary
+// exit status as it is.
+func TestBwrapReportsSignals(t *testing.T) {
+	for _, mode := range []string{SandboxNone, SandboxBwrap} {
+		t.Run(mode, func(t *testing.T) {
+			r, err := NewRunner(Config{Root: t.TempDir(), Sandbox: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { r.Close() })
+			for _, tt := range []struct {
+				command string
+				code    int // -1: ended by the signal
+				signal  string
+			}{
+				{"kill -TERM $$", -1, "SIGTERM"},
+				{"kill -KILL $$", -1, "SIGKILL"},
+				{"exit 3", 3, ""},
+				{"exit 200", 200, ""}, // above 128+64: no signal has that number
+			} {
+				res, err := r.Run(t.Context(), Request{Command: tt.command})
+				if err != nil {
+					t.Fatal(err)
+				}
+				code := -1
+				if res.ExitCode != nil {
+					code = *res.ExitCode
+				}
+				if code != tt.code || res.Signal != tt.signal {
+					t.Errorf("%s: exit %d, signal %q; want %d, %q", tt.command, code, res.Signal, tt.code, tt.signal)
+				}
+			}
+		})
+	}
+}
