@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/dsh-go/dsh/content"
 )
 
 func benchStore(b *testing.B, opts Options) *FileLog {
@@ -136,25 +138,35 @@ func BenchmarkLoad10k(b *testing.B) {
 	runtime.KeepAlive(ld)
 }
 
-// BenchmarkDeriveMessages rebuilds the model history of logs of 10k, 100k and 1M events;
-// the time per event should stay flat across the sizes.
+// BenchmarkDeriveMessages rebuilds the model history of logs of 10k, 100k and 1M events,
+// with DeriveMessages and with the straightforward one-pass reference it replaced
+// (deriveReference); the time per event should stay flat across the sizes.
 func BenchmarkDeriveMessages(b *testing.B) {
+	impls := []struct {
+		name   string
+		derive func([]Event) ([]content.Message, error)
+	}{{"derive", DeriveMessages}, {"reference", deriveReference}}
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
-		b.Run(strconv.Itoa(n/1000)+"k", func(b *testing.B) {
-			evs := deriveBenchEvents(b, n)
-			b.ReportAllocs()
-			cpu0 := processCPU(b)
-			start := time.Now()
-			for b.Loop() {
-				if _, err := DeriveMessages(evs); err != nil {
-					b.Fatal(err)
+		var evs []Event
+		for _, impl := range impls {
+			b.Run(impl.name+"/"+strconv.Itoa(n/1000)+"k", func(b *testing.B) {
+				if evs == nil {
+					evs = deriveBenchEvents(b, n)
 				}
-			}
-			b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/float64(n), "ns/event")
-			// CPU time (the process's, garbage collection included) per event is far
-			// less sensitive than wall time to other work on a shared machine.
-			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N)/float64(n), "cpu-ns/event")
-		})
+				b.ReportAllocs()
+				cpu0 := processCPU(b)
+				start := time.Now()
+				for b.Loop() {
+					if _, err := impl.derive(evs); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/float64(n), "ns/event")
+				// CPU time (the process's, garbage collection included) per event is far
+				// less sensitive than wall time to other work on a shared machine.
+				b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N)/float64(n), "cpu-ns/event")
+			})
+		}
 	}
 }
 
