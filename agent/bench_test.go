@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -68,6 +69,35 @@ func BenchmarkScheduler1000Naps(b *testing.B) {
 		if _, err := s.Run(context.Background(), nil, calls, &orderCommitter{b: b}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkGoroutineFloor1000Naps is the floor of BenchmarkScheduler1000Naps: the same
+// 1,000 waits of 1 ms on bare goroutines, at most 10 at a time, results stored in order;
+// no registry, pipeline or log.
+func BenchmarkGoroutineFloor1000Naps(b *testing.B) {
+	ctx := context.Background()
+	results := make([]string, 1000)
+	b.ReportAllocs()
+	for b.Loop() {
+		sem := make(chan struct{}, 10)
+		var wg sync.WaitGroup
+		for i := range results {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				t := time.NewTimer(time.Millisecond)
+				defer t.Stop()
+				select {
+				case <-t.C:
+					results[i] = "z"
+				case <-ctx.Done():
+				}
+			}()
+		}
+		wg.Wait()
 	}
 }
 

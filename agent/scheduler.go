@@ -62,7 +62,7 @@ func NewScheduler(reg *tool.Registry, maxParallel int) (*Scheduler, error) {
 func (s *Scheduler) Run(ctx context.Context, agent *tool.Scope, calls []PlannedCall, c Committer) (Batch, error) {
 	b := &batch{s: s, ctx: ctx, agent: agent, calls: calls, c: c, inputs: make([]tool.Input, len(calls))}
 	for i, pc := range calls {
-		b.inputs[i] = tool.Input{CallID: pc.ID, Name: pc.Name, Args: s.reg.ParseArguments(pc.RawArgs), Agent: agent}
+		b.inputs[i] = tool.Input{CallID: pc.ID, Name: pc.Name, Args: s.reg.ParseArguments(pc.RawArgs), OwnArgs: true, Agent: agent}
 	}
 	next := 0
 	for next < len(calls) {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/dsh-go/dsh/content"
 )
 
 func benchStore(b *testing.B, opts Options) *FileLog {
@@ -136,21 +138,48 @@ func BenchmarkLoad10k(b *testing.B) {
 	runtime.KeepAlive(ld)
 }
 
-// BenchmarkDeriveMessages10k rebuilds the model history of a 10,000-event log.
-func BenchmarkDeriveMessages10k(b *testing.B) {
+// BenchmarkDeriveMessages rebuilds the model history of logs of 10k, 100k and 1M events,
+// with DeriveMessages and with the straightforward one-pass reference it replaced
+// (deriveReference); the time per event should stay flat across the sizes.
+func BenchmarkDeriveMessages(b *testing.B) {
+	impls := []struct {
+		name   string
+		derive func([]Event) ([]content.Message, error)
+	}{{"derive", DeriveMessages}, {"reference", deriveReference}}
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		var evs []Event
+		for _, impl := range impls {
+			b.Run(impl.name+"/"+strconv.Itoa(n/1000)+"k", func(b *testing.B) {
+				if evs == nil {
+					evs = deriveBenchEvents(b, n)
+				}
+				b.ReportAllocs()
+				cpu0 := processCPU(b)
+				start := time.Now()
+				for b.Loop() {
+					if _, err := impl.derive(evs); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/float64(n), "ns/event")
+				// CPU time (the process's, garbage collection included) per event is far
+				// less sensitive than wall time to other work on a shared machine.
+				b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N)/float64(n), "cpu-ns/event")
+			})
+		}
+	}
+}
+
+// deriveBenchEvents builds a log of n events out of whole crash-test turns.
+func deriveBenchEvents(b *testing.B, n int) []Event {
+	b.Helper()
 	m := NewMemory(nil)
-	for t := 0; m.Len() < 10000; t++ {
+	for t := 0; m.Len() < n; t++ {
 		for _, st := range crashTurn(t) {
 			if _, err := m.Append(st.e); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
-	evs := m.Events()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := DeriveMessages(evs); err != nil {
-			b.Fatal(err)
-		}
-	}
+	return m.Events()
 }

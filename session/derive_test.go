@@ -1,10 +1,12 @@
 package session
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/dsh-go/dsh/content"
 	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
 )
 
 func TestDeriveMessages(t *testing.T) {
@@ -85,4 +87,96 @@ func TestDeriveMessagesAfterRecovery(t *testing.T) {
 			t.Errorf("message %d = %+v, want an error result for %s", 2+i, b, id)
 		}
 	}
+}
+
+// deriveReference is the straightforward derivation DeriveMessages must agree with: one
+// pass, decoding every surface message and growing the result one message at a time.
+func deriveReference(events []Event) ([]content.Message, error) {
+	var out []content.Message
+	for _, e := range events {
+		if e.SurfaceOp != SurfaceAppend {
+			continue
+		}
+		switch e.Type {
+		case TypeUserMessage:
+			p, err := DecodeUserMessage(e)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, p.Message)
+		case TypeAssistantMessage:
+			p, err := DecodeAssistantMessage(e)
+			if err != nil {
+				return nil, err
+			}
+			if len(p.Message.Content) > 0 {
+				out = append(out, p.Message)
+			}
+		case TypeToolResult:
+			p, err := DecodeToolResult(e)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, content.Message{
+				ID: p.MessageID, Role: content.RoleUser,
+				Source:  &content.Source{Kind: "tool", CallID: p.CallID},
+				Content: []content.Block{content.ToolResult(p.CallID, p.Content, p.IsError)},
+			})
+		}
+	}
+	return out, nil
+}
+
+// TestDeriveMessagesMatchesReference checks, on random logs of surface and log-only events,
+// that the presized derivation yields exactly the messages of the reference, and that
+// appending to one derived message's content leaves every other message unchanged.
+func TestDeriveMessagesMatchesReference(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(0, 40).Draw(rt, "n")
+		m := NewMemory(fixedClock)
+		for i := range n {
+			id := strconv.Itoa(i)
+			text := rapid.StringMatching(`[a-z ]{0,8}`).Draw(rt, "text")
+			var e Event
+			switch rapid.IntRange(0, 4).Draw(rt, "kind") {
+			case 0:
+				e = UserMessage{Message: content.Message{ID: "u" + id, Source: &content.Source{Kind: "user"}, Content: content.Texts(text)}}.Event()
+			case 1:
+				msg := content.Message{ID: "a" + id, Source: &content.Source{Kind: "model"}}
+				if rapid.Bool().Draw(rt, "nonempty") {
+					msg.Content = append(content.Texts(text), content.ToolCall("c"+id, "read", `{}`))
+				}
+				e = AssistantMessage{Message: msg}.Event()
+			case 2:
+				e = ToolResult{MessageID: "r" + id, CallID: "c" + id, Content: content.Texts(text), IsError: rapid.Bool().Draw(rt, "isError")}.Event()
+			case 3:
+				e = ToolCall{CallID: "c" + id, Name: "read", Arguments: `{}`}.Event()
+			default:
+				e = StepStart{Step: i}.Event()
+			}
+			if _, err := m.Append(e); err != nil {
+				rt.Fatalf("append %s: %v", e.Type, err)
+			}
+		}
+		evs := m.Events()
+		want, err := deriveReference(evs)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		got, err := DeriveMessages(evs)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			rt.Fatalf("DeriveMessages differs from the reference (-want +got):\n%s", diff)
+		}
+		if len(got) < 2 {
+			return
+		}
+		before := cmp.Diff(want[1:], got[1:])
+		got[0].Content = append(got[0].Content, content.Text("appended"))
+		if after := cmp.Diff(want[1:], got[1:]); after != before {
+			rt.Fatalf("appending to message 0 changed later messages:\n%s", after)
+		}
+	})
 }

@@ -2,6 +2,7 @@ package tool_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -44,6 +45,38 @@ func BenchmarkExecuteTyped(b *testing.B) {
 		res := reg.Execute(ctx, tool.Input{CallID: "c1", Name: "echo", Args: args})
 		if res.IsError {
 			b.Fatal(res.Error.Message)
+		}
+	}
+}
+
+// BenchmarkExecuteTypedOwned is BenchmarkExecuteTyped the way the agent loop calls: the
+// arguments come fresh from Registry.ParseArguments and are handed over (Input.OwnArgs), so
+// the pipeline takes them without a copy. Parsing is part of the measured work.
+func BenchmarkExecuteTypedOwned(b *testing.B) {
+	reg := newEchoRegistry(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		res := reg.Execute(ctx, tool.Input{CallID: "c1", Name: "echo", Args: reg.ParseArguments(`{"text":"hello"}`), OwnArgs: true})
+		if res.IsError {
+			b.Fatal(res.Error.Message)
+		}
+	}
+}
+
+// BenchmarkEncodingJSONFloor is the floor the typed call is measured against: a plain
+// encoding/json decode of the same arguments into echoArgs and encode of the echoOut.
+func BenchmarkEncodingJSONFloor(b *testing.B) {
+	data := []byte(`{"text":"hello"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		var in echoArgs
+		if err := json.Unmarshal(data, &in); err != nil {
+			b.Fatal(err)
+		}
+		out, err := json.Marshal(echoOut(in))
+		if err != nil || len(out) == 0 {
+			b.Fatal(err)
 		}
 	}
 }

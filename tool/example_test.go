@@ -184,7 +184,9 @@ func ExampleRegistry_ParseArguments() {
 		`{"path":"` + strings.Repeat("x", 100) + `"}`,
 		`{"path":"notes.txt\u0000.png"}`,
 	} {
-		res := reg.Execute(context.Background(), tool.Input{CallID: "c", Name: "open", Args: reg.ParseArguments(raw)})
+		// The parsed arguments are used for nothing else, so they are handed over
+		// (OwnArgs): the pipeline takes them as the call's snapshot without copying.
+		res := reg.Execute(context.Background(), tool.Input{CallID: "c", Name: "open", Args: reg.ParseArguments(raw), OwnArgs: true})
 		if res.IsError {
 			fmt.Println(res.Error.Info.Code, res.Error.Message)
 		} else {

@@ -17,6 +17,12 @@ type Input struct {
 	Args       any    // the parsed arguments: a jsonv value, a Go value that snapshots to one, or the raw text when it did not parse
 	Agent      *Scope // the scope the call runs for; nil for direct programmatic calls, which an "ask" cannot reach the approver for (see Registry.SetApprover)
 	Parent     *Token // the enclosing execution's token, for Code Mode sub-calls
+	// OwnArgs hands Args over to the pipeline: set it only for a value ParseArguments or
+	// Registry.ParseArguments has just returned and that nothing else holds or will change
+	// (as the agent loop's scheduler does). Prepare then takes that value as the call's
+	// snapshot instead of deep-copying it. A value that is not plain parsed JSON is still
+	// copied and checked; with OwnArgs false (the default) Args is always copied.
+	OwnArgs bool
 }
 
 // Token is an opaque, identity-comparable handle of one execution. It never crosses the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -120,4 +121,43 @@ func stringSize(s string) int {
 		}
 	}
 	return n
+}
+
+// maxOwnedDepth bounds the nesting parsedValue walks; deeper values are copied by
+// jsonv.Snapshot, which also rejects a container that is its own ancestor.
+const maxOwnedDepth = 512
+
+// parsedValue reports that v is made of the jsonv model only (nil, bool, finite float64 other than -0,
+// valid UTF-8 string, []any, *jsonv.Object) and nests at most maxOwnedDepth deep, so it can serve as a
+// call's snapshot as it is. It allocates nothing.
+func parsedValue(v any, depth int) bool {
+	if depth > maxOwnedDepth {
+		return false
+	}
+	switch x := v.(type) {
+	case nil, bool:
+		return true
+	case string:
+		return utf8.ValidString(x)
+	case float64:
+		return lossless(x)
+	case []any:
+		for _, e := range x {
+			if !parsedValue(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case *jsonv.Object:
+		if x == nil {
+			return false
+		}
+		for _, m := range x.Members() {
+			if !utf8.ValidString(m.Name) || !parsedValue(m.Value, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

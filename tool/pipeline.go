@@ -94,9 +94,12 @@ func (r *Registry) Prepare(ctx context.Context, in Input) *Invocation {
 	if raw, ok := in.Args.(string); ok && len(raw) > r.maxArgs {
 		return inv.final(Fail(argsTooLarge(len(raw), r.maxArgs)))
 	}
-	args, err := jsonv.Snapshot(in.Args)
-	if err != nil {
-		return inv.final(Denied("tool execution arguments must be losslessly JSON-serializable"))
+	args := in.Args
+	if !in.OwnArgs || !parsedValue(args, 0) {
+		var err error
+		if args, err = jsonv.Snapshot(in.Args); err != nil {
+			return inv.final(Denied("tool execution arguments must be losslessly JSON-serializable"))
+		}
 	}
 	exec.args, exec.argsOK = args, true
 	if err := r.checkArgs(args); err != nil {

@@ -205,10 +205,21 @@ func New[In, Out any](name, description string, fn Func[In, Out], opts ...Option
 	d.Parameters = in.Raw()
 	d.Output.Schema = out.Raw()
 
+	// Flat argument and output types convert straight between the parsed value and the Go
+	// value; the others (and any value the direct conversion declines) go through json v2.
+	inCodec := flatCodecFor(reflect.TypeFor[In]())
+	outCodec := flatCodecFor(reflect.TypeFor[Out]())
 	decodeIn := func(args any) (In, error) {
 		var v In
 		if vs := in.Validate(args, ""); len(vs) > 0 {
 			return v, argsError(vs)
+		}
+		if inCodec != nil {
+			if inCodec.decode(args, reflect.ValueOf(&v).Elem()) {
+				return v, nil
+			}
+			var zero In
+			v = zero
 		}
 		if err := jsonv.Decode(args, &v); err != nil {
 			return v, &Error{Name: "ToolArgsError", Code: CodeInvalidArgs, Message: "invalid arguments: " + err.Error()}
@@ -223,6 +234,11 @@ func New[In, Out any](name, description string, fn Func[In, Out], opts ...Option
 		res, err := fn(ctx, call, v)
 		if err != nil {
 			return nil, err
+		}
+		if outCodec != nil {
+			if value, ok := outCodec.encode(reflect.ValueOf(&res).Elem()); ok {
+				return ownedValue{value}, nil
+			}
 		}
 		value, err := jsonv.FromGo(res)
 		if err != nil {

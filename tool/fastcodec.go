@@ -1,0 +1,204 @@
+package tool
+
+import (
+	"math"
+	"reflect"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dsh-go/dsh/jsonv"
+)
+
+// flatCodec converts between the jsonv model and a "flat" Go type directly, without
+// encoding to JSON text and decoding it again: a bool, string, float64 or int, or a struct
+// whose exported fields are all of those kinds and carry at most a plain `json:"name"` tag.
+// It handles only the cases where the result is certainly what json v2 would produce;
+// anything else (a wrong member type, a null, a fractional or huge number, invalid UTF-8,
+// duplicate members) reports false and the caller takes the general encode/decode path,
+// which then gives exactly the result or error it always gave.
+type flatCodec struct {
+	kind   reflect.Kind // the type's kind; reflect.Struct for a struct of flat fields
+	fields []flatField  // a struct's fields in declaration order
+}
+
+// flatField is one exported field of a flat struct.
+type flatField struct {
+	name  string
+	index int
+	kind  reflect.Kind
+}
+
+// maxExactInt is the largest integer every float64 up to which is exact (2^53).
+const maxExactInt = 1 << 53
+
+// flatCodecFor returns the codec of t, or nil when t is not flat. A type with methods
+// (its own or its pointer's) is never flat: it may marshal itself.
+func flatCodecFor(t reflect.Type) *flatCodec {
+	if !plainType(t) {
+		return nil
+	}
+	if flatKind(t.Kind()) {
+		return &flatCodec{kind: t.Kind()}
+	}
+	if t.Kind() != reflect.Struct || t.NumField() > 64 {
+		return nil
+	}
+	c := &flatCodec{kind: reflect.Struct}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			return nil
+		}
+		if !f.IsExported() {
+			continue
+		}
+		name := f.Name
+		if tag, ok := f.Tag.Lookup("json"); ok {
+			if tag == "-" {
+				continue
+			}
+			if tag != "" {
+				name = tag
+			}
+		}
+		if !plainName(name) || !plainType(f.Type) || !flatKind(f.Type.Kind()) {
+			return nil
+		}
+		for _, g := range c.fields {
+			if g.name == name {
+				return nil
+			}
+		}
+		c.fields = append(c.fields, flatField{name: name, index: i, kind: f.Type.Kind()})
+	}
+	return c
+}
+
+// plainType reports that neither t nor *t has methods, so json v2 treats t by its kind.
+func plainType(t reflect.Type) bool {
+	return t.NumMethod() == 0 && reflect.PointerTo(t).NumMethod() == 0
+}
+
+func flatKind(k reflect.Kind) bool {
+	switch k {
+	case reflect.String, reflect.Bool, reflect.Float64, reflect.Int, reflect.Int64:
+		return true
+	}
+	return false
+}
+
+// plainName reports that a tag name has no options and none of the characters json v2
+// gives a meaning (quotes, commas) or that would need escaping.
+func plainName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_-.$@", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// decode stores the jsonv value v into dst (addressable, of the codec's type). It reports
+// false, leaving dst possibly partly written, when the general decoder must decide.
+func (c *flatCodec) decode(v any, dst reflect.Value) bool {
+	if c.kind != reflect.Struct {
+		return setFlat(dst, c.kind, v)
+	}
+	o, ok := v.(*jsonv.Object)
+	if !ok {
+		return false
+	}
+	var seen uint64
+	for _, m := range o.Members() {
+		for _, f := range c.fields {
+			if f.name != m.Name {
+				continue
+			}
+			bit := uint64(1) << uint(f.index)
+			if seen&bit != 0 || !setFlat(dst.Field(f.index), f.kind, m.Value) {
+				return false
+			}
+			seen |= bit
+			break
+		}
+	}
+	return true
+}
+
+// setFlat stores the jsonv scalar v into dst of kind k, reporting false where the general
+// decoder must decide.
+func setFlat(dst reflect.Value, k reflect.Kind, v any) bool {
+	switch k {
+	case reflect.String:
+		s, ok := v.(string)
+		if ok {
+			dst.SetString(s)
+		}
+		return ok
+	case reflect.Bool:
+		b, ok := v.(bool)
+		if ok {
+			dst.SetBool(b)
+		}
+		return ok
+	case reflect.Float64:
+		f, ok := v.(float64)
+		if ok {
+			dst.SetFloat(f)
+		}
+		return ok
+	case reflect.Int, reflect.Int64:
+		f, ok := v.(float64)
+		if !ok || f != math.Trunc(f) || math.Abs(f) > maxExactInt {
+			return false
+		}
+		dst.SetInt(int64(f))
+		return true
+	}
+	return false
+}
+
+// encode returns the jsonv value of src (of the codec's type), or false where the general
+// encoder must decide.
+func (c *flatCodec) encode(src reflect.Value) (any, bool) {
+	if c.kind != reflect.Struct {
+		return getFlat(src, c.kind)
+	}
+	members := make([]jsonv.Member, len(c.fields))
+	for i, f := range c.fields {
+		v, ok := getFlat(src.Field(f.index), f.kind)
+		if !ok {
+			return nil, false
+		}
+		members[i] = jsonv.Member{Name: f.name, Value: v}
+	}
+	return jsonv.NewObject(members...), true
+}
+
+// lossless reports that f belongs to the jsonv model: finite and not negative zero.
+func lossless(f float64) bool {
+	return !math.IsNaN(f) && !math.IsInf(f, 0) && !(f == 0 && math.Signbit(f))
+}
+
+// getFlat returns the jsonv scalar of src of kind k, or false where the general encoder
+// must decide (invalid UTF-8, a non-finite float or negative zero, an integer a float64 cannot hold).
+func getFlat(src reflect.Value, k reflect.Kind) (any, bool) {
+	switch k {
+	case reflect.String:
+		s := src.String()
+		return s, utf8.ValidString(s)
+	case reflect.Bool:
+		return src.Bool(), true
+	case reflect.Float64:
+		f := src.Float()
+		return f, lossless(f)
+	case reflect.Int, reflect.Int64:
+		n := src.Int()
+		return float64(n), n >= -maxExactInt && n <= maxExactInt
+	}
+	return nil, false
+}
