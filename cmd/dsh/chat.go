@@ -354,14 +354,20 @@ func (ch *chat) listSessions(ctx context.Context) error {
 	return nil
 }
 
+// showUsage prints the session's usage as its log records it: per turn, and the total
+// with its estimated cost (as dsh run and dsh session show print it).
 func (ch *chat) showUsage() {
-	if ch.cv.usage.empty() {
+	lines, err := usageLines(ch.cv.flog.Events(), ch.opts.config.Pricing)
+	if err != nil {
+		fmt.Fprintln(ch.out, ch.r.Red(term.Sanitize("usage: "+err.Error())))
+		return
+	}
+	if len(lines) == 0 {
 		fmt.Fprintln(ch.out, "no usage recorded in this session yet")
 		return
 	}
-	fmt.Fprintf(ch.out, "session: %s\n", ch.cv.usage.String())
-	if !ch.cv.turnUsage.empty() {
-		fmt.Fprintf(ch.out, "last turn: %s\n", ch.cv.turnUsage.String())
+	for _, l := range lines {
+		fmt.Fprintln(ch.out, term.Sanitize(l))
 	}
 }
 
