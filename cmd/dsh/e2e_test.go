@@ -243,3 +243,57 @@ func TestDemoLeavesMCPServersAlone(t *testing.T) {
 		t.Errorf("the demo mentions the configured server:\n%s", r.stderr)
 	}
 }
+
+const answersScript = `{"toolCalls":[{"id":"c1","name":"bash","arguments":{"command":"echo one","description":"Say one"}}]}
+{"expectToolResults":["c1"],"text":"Told."}
+{"toolCalls":[{"id":"c2","name":"bash","arguments":{"command":"echo two","description":"Say two"}}]}
+{"expectToolResults":["c2"],"text":"Saved."}
+`
+
+// TestChatApprovalAnswers: the chat's approval question takes the terminal prompter's
+// answers: an answer it does not know asks again, f rejects with a line for the model, s
+// saves an allow rule to the user's configuration.
+func TestChatApprovalAnswers(t *testing.T) {
+	bin := builtDsh(t)
+	home, ws := t.TempDir(), t.TempDir()
+	scriptPath := filepath.Join(t.TempDir(), "answers.jsonl")
+	if err := os.WriteFile(scriptPath, []byte(answersScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startPTY(t, bin, ws, chatEnv(home), "--script", scriptPath, "--ask", "bash(echo *)")
+	p.expect("› ")
+	p.send("say one\r")
+	p.expect("? bash needs your approval")
+	p.expect("[s]ave as") // the line wraps at the terminal width
+	p.expect("a rule: ")
+	p.send("maybe\r")
+	p.expect("Please answer [y]es")
+	p.send("f\r")
+	p.expect("Tell the model why (one line): ")
+	p.send("not now\r")
+	p.expect("✗ rejected, the model is told why")
+	p.expect(`the user rejected tool "bash": not now`)
+	p.expect("Told.")
+	p.expect("— turn 1 completed")
+	p.expect("› ")
+	p.send("say two\r")
+	p.expect("[s]ave as") // the line wraps at the terminal width
+	p.expect("a rule: ")
+	p.send("s\r")
+	p.expect(`saved allow rule "bash(echo two)" to ` + filepath.Join(home, "config.yaml"))
+	p.expect("two\n")
+	p.expect("Saved.")
+	p.expect("— turn 2 completed")
+	p.expect("› ")
+	p.send("/quit\r")
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit status %d:\n%s", code, p.text())
+	}
+	b, err := os.ReadFile(filepath.Join(home, "config.yaml"))
+	if err != nil || !strings.Contains(string(b), "bash(echo two)") {
+		t.Errorf("the user configuration after saving: %v\n%s", err, b)
+	}
+	if strings.Contains(p.text(), "\none\n") {
+		t.Errorf("the rejected command ran:\n%s", p.text())
+	}
+}
