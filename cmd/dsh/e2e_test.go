@@ -135,6 +135,12 @@ func TestChatAgainstDeepSeekThroughPTY(t *testing.T) {
 	p.expect("✓ allowed once")
 	p.expect("Changed hello to goodbye.")
 	p.expect("— turn 1 completed")
+	// The question says why it asks and the answer once: the transcript leaves both to it.
+	for _, once := range []string{`requires approval by permission rule "edit"`, "allowed once"} {
+		if n := strings.Count(p.text(), once); n != 1 {
+			t.Errorf("%q is shown %d times:\n%s", once, n, p.text())
+		}
+	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "greet.txt")); string(b) != "goodbye\n" {
 		t.Errorf("greet.txt = %q after the approved edit", b)
 	}
