@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -63,6 +64,7 @@ type Mount struct {
 	connectedAt time.Time // when the live generation finished its first sync
 
 	closeOnce sync.Once
+	settled   chan struct{} // closed when the first connection attempt has ended
 }
 
 // generation is one connection: the SDK session over one transport connection.
@@ -93,21 +95,26 @@ func (g *generation) isClosed() bool {
 func newMount(h *Host, name string, cfg ServerConfig, set settings) *Mount {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Mount{
-		host:   h,
-		name:   name,
-		label:  label(name),
-		cfg:    cfg,
-		set:    set,
-		log:    h.opts.Logger,
-		stderr: newTailBuffer(h.opts.StderrLimit),
-		notes:  &noteLog{limit: 100},
-		ctx:    ctx,
-		cancel: cancel,
-		done:   make(chan struct{}),
-		resync: make(chan struct{}, 1),
-		state:  StateConnecting,
+		host:    h,
+		name:    name,
+		label:   label(name),
+		cfg:     cfg,
+		set:     set,
+		log:     h.opts.Logger,
+		stderr:  newTailBuffer(h.opts.StderrLimit),
+		notes:   &noteLog{limit: 100},
+		ctx:     ctx,
+		cancel:  cancel,
+		done:    make(chan struct{}),
+		resync:  make(chan struct{}, 1),
+		settled: make(chan struct{}),
+		state:   StateConnecting,
 	}
 }
+
+// Settled returns a channel closed once the first connection attempt (connect, initialize,
+// first tool sync) has ended, connected or not, so a caller can wait for it without polling.
+func (m *Mount) Settled() <-chan struct{} { return m.settled }
 
 // Name returns the server name.
 func (m *Mount) Name() string { return m.name }
@@ -211,6 +218,7 @@ func (m *Mount) supervise(first chan<- error) {
 		}
 		if startup {
 			first <- err
+			close(m.settled)
 			startup = false
 			if err != nil && m.cfg.FailOnStartupError {
 				return
@@ -409,7 +417,8 @@ func (m *Mount) connect() (*generation, error) {
 		if ct.conn != nil {
 			ct.conn.Close() // the SDK closes it too; closing twice is harmless
 		}
-		if last := m.lastStderrLine(); last != "" && m.set.transport == TransportStdio {
+		// The stdio transport's exit message may already carry the line; say it once.
+		if last := m.lastStderrLine(); last != "" && m.set.transport == TransportStdio && !strings.Contains(err.Error(), last) {
 			err = fmt.Errorf("%w (last stderr line: %s)", err, last)
 		}
 		return nil, err

@@ -49,9 +49,13 @@ func runChat(ctx context.Context, e *env, args []string) error {
 	workspace := fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to")
 	maxTokens := fs.Int("max-tokens", 0, "cap on each reply's tokens (0: the server's default)")
 	scriptFile := fs.String("script", "", "replay the assistant replies of this JSONL script instead of calling a model (see go doc ./llm/script)")
+	preset := approvalFlag(fs)
 	cf := addConfigFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := checkApproval(*preset); err != nil {
 		return err
 	}
 	if len(pos) > 0 {
@@ -81,7 +85,8 @@ func runChat(ctx context.Context, e *env, args []string) error {
 	ch := &chat{
 		e: e, out: e.stderr, scripted: *scriptFile != "",
 		opts: convOptions{config: c, workspace: ws, model: model, banner: banner, maxTokens: *maxTokens,
-			resume: *resume, continueLast: *cont, moveHere: *moveHere, showHistory: true, typedInput: true},
+			resume: *resume, continueLast: *cont, moveHere: *moveHere, showHistory: true, typedInput: true,
+			approval: *preset},
 		in: newLineReader(e.stdin, e.stderr),
 	}
 	// Approval questions are answered through the chat's own line reader: a prompter that
@@ -349,14 +354,20 @@ func (ch *chat) listSessions(ctx context.Context) error {
 	return nil
 }
 
+// showUsage prints the session's usage as its log records it: per turn, and the total
+// with its estimated cost (as dsh run and dsh session show print it).
 func (ch *chat) showUsage() {
-	if ch.cv.usage.empty() {
+	lines, err := usageLines(ch.cv.flog.Events(), ch.opts.config.Pricing)
+	if err != nil {
+		fmt.Fprintln(ch.out, ch.r.Red(term.Sanitize("usage: "+err.Error())))
+		return
+	}
+	if len(lines) == 0 {
 		fmt.Fprintln(ch.out, "no usage recorded in this session yet")
 		return
 	}
-	fmt.Fprintf(ch.out, "session: %s\n", ch.cv.usage.String())
-	if !ch.cv.turnUsage.empty() {
-		fmt.Fprintf(ch.out, "last turn: %s\n", ch.cv.turnUsage.String())
+	for _, l := range lines {
+		fmt.Fprintln(ch.out, term.Sanitize(l))
 	}
 }
 
@@ -465,16 +476,24 @@ type chatPrompter struct {
 	mu sync.Mutex
 }
 
-// Prompt asks q and reads the answer: y, n or a (always), as the terminal prompter takes.
+// Prompt asks q and reads the answer, taking the terminal prompter's answers: y, n, f (no,
+// with a line for the model), a (always, this session) and s (save an allow rule to the
+// user's configuration).
 func (p *chatPrompter) Prompt(ctx context.Context, q approval.Question) (approval.Reply, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ctx.Err() != nil {
 		return approval.Reply{Outcome: tool.ApprovalCancelled}, nil
 	}
-	question := approval.FormatQuestion(q)
-	prompt := question[strings.LastIndexByte(question, '\n')+1:]
-	fmt.Fprint(p.ch.out, question[:len(question)-len(prompt)])
+	r, out := p.ch.r, p.ch.out
+	userConfig := ""
+	if p.ch.opts.config != nil {
+		userConfig = p.ch.opts.config.user
+	}
+	canSave := userConfig != ""
+	fmt.Fprint(out, approval.FormatQuestion(q))
+	prompt := approval.AnswerPrompt(q, canSave, false)
+	feedback := false
 	for {
 		answer, err := p.ch.in.readLines(prompt, false)
 		switch {
@@ -488,15 +507,45 @@ func (p *chatPrompter) Prompt(ctx context.Context, q approval.Question) (approva
 		case err != nil:
 			return approval.Reply{Outcome: tool.ApprovalUnavailable}, nil
 		}
+		if feedback {
+			msg := strings.TrimSpace(answer)
+			told := ""
+			if msg != "" {
+				told = r.Dim(", the model is told why")
+			}
+			fmt.Fprintln(out, r.Red("✗ rejected")+told)
+			return approval.Reply{Outcome: tool.ApprovalRejected, Feedback: msg}, nil
+		}
 		switch strings.ToLower(strings.TrimSpace(answer)) {
 		case "y", "yes":
+			fmt.Fprintln(out, r.Green("✓ allowed once"))
 			return approval.Reply{Outcome: tool.ApprovalAllowedOnce}, nil
 		case "n", "no":
+			fmt.Fprintln(out, r.Red("✗ rejected"))
 			return approval.Reply{Outcome: tool.ApprovalRejected}, nil
+		case "f", "feedback":
+			prompt, feedback = "Tell the model why (one line): ", true
+			continue
 		case "a", "always":
+			fmt.Fprintln(out, r.Green("✓ allowed for this session"))
 			return approval.Reply{Outcome: tool.ApprovalAllowedOnce, Always: true}, nil
+		case "s", "save":
+			if !canSave {
+				break
+			}
+			rule, ok := q.AllowRule()
+			if !ok {
+				fmt.Fprintln(out, "This call cannot be saved as a rule (its argument is empty, relative or holds a \"*\"); answer a to allow it for this session.")
+				break
+			}
+			if err := approval.AddAllowRule(userConfig, rule); err != nil {
+				fmt.Fprintln(out, term.Sanitize(fmt.Sprintf("Could not save the rule: %v", err)))
+				break
+			}
+			fmt.Fprintln(out, r.Green("✓ allowed")+term.Sanitize(fmt.Sprintf(" — saved allow rule %q to %s", rule, userConfig)))
+			return approval.Reply{Outcome: tool.ApprovalAllowedOnce, Always: true, Saved: rule}, nil
 		}
-		fmt.Fprint(p.ch.out, "Please answer y (yes), n (no) or a (always).\n")
+		prompt = approval.AnswerPrompt(q, canSave, true)
 	}
 }
 

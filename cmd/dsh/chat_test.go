@@ -239,7 +239,7 @@ func TestChatThroughPTY(t *testing.T) {
 	p.expect("— turn 4 completed")
 
 	p.send("/usage\r")
-	p.expect("session: inputTokens 12 · outputTokens 5")
+	p.expect("usage: 12 input tokens · 5 output")
 
 	// Ctrl-C at the prompt (once it is shown: the terminal is then in raw mode) clears
 	// the input and warns; Ctrl-D quits.
@@ -338,15 +338,17 @@ func TestChatApproval(t *testing.T) {
 	p := startPTY(t, bin, ws, chatEnv(home), "--script", scriptPath, "--ask", "bash(echo *)")
 	p.expect("› ")
 	p.send("say it\r")
-	p.expect("Approval needed: tool bash")
-	p.expect("Allow? [y]es, [n]o, [a]lways")
+	p.expect("? bash needs your approval")
+	p.expect("$ echo approved")
+	p.expect("Allow? [y]es · [n]o · [f] no, tell the model why · [a]lways")
 	p.send("y\r")
+	p.expect("✓ allowed once")
 	p.expect("approved\n")
 	p.expect("Approved and ran.")
 	p.expect("— turn 1 completed")
 	p.expect("› ")
 	p.send("again\r")
-	p.expect("Allow? [y]es, [n]o, [a]lways")
+	p.expect("Allow? [y]es")
 	p.send("\x03")
 	p.expect("— turn 2 aborted")
 	p.expect("› ")

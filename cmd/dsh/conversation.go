@@ -196,7 +196,12 @@ func openConversation(ctx context.Context, e *env, opts convOptions) (_ *convers
 	if prompter == nil && !opts.noPrompt && !opts.json {
 		prompter = terminalPrompter(e, c, stderrFile(e))
 	}
-	_, prompting := prompter.(*approval.Terminal)
+	// The terminal prompter and the chat's show the question and the answer themselves.
+	prompting := false
+	switch prompter.(type) {
+	case *approval.Terminal, *chatPrompter:
+		prompting = true
+	}
 	// A question pauses the live status region while it is on the screen.
 	var holder *holdingPrompter
 	if prompter != nil {

@@ -139,10 +139,7 @@ func runMCPList(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	host := rt.mcp
-	deadline := time.Now().Add(*wait)
-	for time.Now().Before(deadline) && ctx.Err() == nil && connecting(host) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitSettled(ctx, host, *wait)
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tTRANSPORT\tTOOLS")
 	var down []string
@@ -170,14 +167,18 @@ func runMCPList(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// connecting reports whether some mount has not finished its first connection.
-func connecting(h *mcp.Host) bool {
+// waitSettled waits until every mount's first connection attempt has ended, for at most
+// wait or until ctx is done.
+func waitSettled(ctx context.Context, h *mcp.Host, wait time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
 	for _, m := range h.Mounts() {
-		if m.State() == mcp.StateConnecting {
-			return true
+		select {
+		case <-m.Settled():
+		case <-ctx.Done():
+			return
 		}
 	}
-	return false
 }
 
 // openMCPSession gives one MCP client connection its agent scope (a child of the server's

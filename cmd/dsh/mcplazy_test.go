@@ -78,7 +78,12 @@ func TestMCPBrokenServerLogsAndStatus(t *testing.T) {
 	logPath := filepath.Join(s.home, "logs", "mcp.log")
 
 	r := s.dsh("mcp", "ls", "--wait", "30s").want(t, 1)
-	mustContain(t, "mcp ls", r.stdout, "broken")
+	mustContain(t, "mcp ls", r.stdout, "broken", "last stderr line: broken-server-says-hello")
+	// The server's last stderr line is named once, not once by the transport and again
+	// by the mount.
+	if n := strings.Count(r.stdout, "broken-server-says-hello"); n != 1 {
+		t.Errorf("mcp ls names the last stderr line %d times:\n%s", n, r.stdout)
+	}
 	mustContain(t, "mcp ls", r.stderr, "1 of 1 configured MCP servers not connected: broken (", "their logs are in "+logPath)
 
 	r = s.dsh("call", "mcp__broken__anything", `{}`).want(t, 1)

@@ -183,12 +183,22 @@ func (t *Terminal) format(q Question) string {
 
 // answers is the answer prompt; again says the last answer was not understood.
 func (t *Terminal) answers(q Question, again bool) string {
+	return answerPrompt(q, t.Save != nil, again)
+}
+
+// AnswerPrompt is the prompt the Terminal shows after a question, "Allow? " and the
+// answers q takes, for a prompter that reads the answer its own way; save says whether
+// saving the call as an allow rule is offered, again that the last answer was not
+// understood ("Please answer " instead of "Allow? ").
+func AnswerPrompt(q Question, save, again bool) string { return answerPrompt(q, save, again) }
+
+func answerPrompt(q Question, save, again bool) string {
 	always := "this tool"
 	if q.Remembers() {
 		always = "this " + strings.ReplaceAll(q.Argument.Name, "_", " ")
 	}
 	s := "[y]es · [n]o · [f] no, tell the model why · [a]lways (" + always + ", this session)"
-	if t.Save != nil {
+	if save {
 		s += " · [s]ave as a rule"
 	}
 	if again {
