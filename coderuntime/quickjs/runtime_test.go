@@ -547,24 +547,30 @@ func TestAwaitingIsNotBusy(t *testing.T) {
 	})
 }
 
+// TestWallClock: the wall-clock ceiling ends a run that waits for something that never
+// comes. The test reaches the ceiling itself, once the program is parked, so a loaded
+// machine cannot make the ceiling fire before the program got there; TestHostilePeer's
+// "silent" scenario checks the real timer.
 func TestWallClock(t *testing.T) {
 	tests := []struct {
 		name    string
 		program string
-		wallMs  float64
 	}{
-		// The ceiling leaves a race-instrumented worker time to start and call the binding.
-		{"binding that never answers", `await tools.never({}); return 1`, 1500},
-		{"promise that never settles", `await new Promise(() => {}); return 1`, 300},
-		{"long timer", `await new Promise(r => setTimeout(r, 100000)); return 1`, 300},
+		{"binding that never answers", `await tools.never({}); return 1`},
+		{"promise that never settles", `await tools.parked({}); await new Promise(() => {}); return 1`},
+		{"long timer", `setTimeout(() => {}, 5); await tools.parked({}); await new Promise(r => setTimeout(r, 100000)); return 1`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			forEachMode(t, Config{ComputeMs: 30000, MaxWallMs: tt.wallMs}, func(t *testing.T, rt *Runtime) {
+			forEachMode(t, Config{ComputeMs: 30000, MaxWallMs: 1234}, func(t *testing.T, rt *Runtime) {
+				wall := newManualTimer()
+				rt.wallTimer = wall.start
 				var called, returned atomic.Bool
 				res := run(t, rt, tt.program, tools(map[string]coderuntime.Func{
+					"parked": func(context.Context, any) (any, error) { wall.fire(); return nil, nil },
 					"never": func(ctx context.Context, _ any) (any, error) {
 						called.Store(true)
+						wall.fire()
 						<-ctx.Done()
 						if !errors.Is(context.Cause(ctx), coderuntime.ErrRunSettled) {
 							t.Errorf("binding context cause = %v", context.Cause(ctx))
@@ -573,9 +579,15 @@ func TestWallClock(t *testing.T) {
 						return nil, ctx.Err()
 					},
 				}))
-				wantFailure(t, res, coderuntime.FailureTimeout, fmt.Sprintf("wall-clock ceiling reached (%gms)", tt.wallMs))
+				wantFailure(t, res, coderuntime.FailureTimeout, "wall-clock ceiling reached (1234ms)")
+				if called.Load() != strings.Contains(tt.program, "never") {
+					t.Errorf("the never-answering binding called: %v", called.Load())
+				}
 				if called.Load() && !returned.Load() {
 					t.Error("Run returned before the in-flight binding call did")
+				}
+				if diff := cmp.Diff([]time.Duration{1234 * time.Millisecond}, wall.durations()); diff != "" {
+					t.Errorf("wall timer (-want +got):\n%s", diff)
 				}
 			})
 		})
