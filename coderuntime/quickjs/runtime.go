@@ -106,6 +106,8 @@ type Runtime struct {
 	// are real timers; tests replace them to decide when a ceiling is reached instead of
 	// racing a short real one against the machine's load.
 	wallTimer, graceTimer timerFunc
+	// busyClock measures an in-process worker's busy time (time.Now outside tests).
+	busyClock func() time.Time
 }
 
 // timerFunc starts a timer of d and returns the channel it fires on and a function that
@@ -128,7 +130,7 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	cfg.ComputeMs, cfg.MaxWallMs, cfg.MaxOutputBytes, cfg.MaxHeapMB = lim.ComputeMs, lim.MaxWallMs, lim.MaxOutputBytes, lim.MaxHeapMB
-	r := &Runtime{cfg: cfg, closing: make(chan struct{}), wallTimer: realTimer, graceTimer: realTimer}
+	r := &Runtime{cfg: cfg, closing: make(chan struct{}), wallTimer: realTimer, graceTimer: realTimer, busyClock: time.Now}
 	if !cfg.InProcess {
 		r.command = cfg.WorkerCommand
 		if len(r.command) == 0 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/coderuntime"
+	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/google/go-cmp/cmp"
 )
@@ -536,15 +537,73 @@ func TestComputeBudget(t *testing.T) {
 	}
 }
 
+// busyClock is the clock an in-process worker measures its busy time with: real time plus
+// an offset the test moves. The worker reads it twice per call into JavaScript, on entry
+// and on return, so an even number of readings means the worker is not inside JavaScript.
+type busyClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+	reads  int
+	// jumpAt, when positive, adds jump to the offset at that reading.
+	jumpAt int
+	jump   time.Duration
+}
+
+func (c *busyClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reads++
+	if c.reads == c.jumpAt {
+		c.offset += c.jump
+	}
+	return time.Now().Add(c.offset)
+}
+
+// idle reports whether the worker is outside JavaScript (has returned from every call in).
+func (c *busyClock) idle() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reads > 0 && c.reads%2 == 0
+}
+
+func (c *busyClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.offset += d
+	c.mu.Unlock()
+}
+
+// TestAwaitingIsNotBusy: time spent awaiting bindings does not count against the compute
+// budget. While the program awaits, the test moves the worker's clock ten minutes on, far
+// past the 30 s budget; a run that counted the wait would fail. The busy-time clock is a
+// seam of in-process runs; a worker process runs the same accounting code.
 func TestAwaitingIsNotBusy(t *testing.T) {
-	// 800 ms of waiting against a 600 ms busy-time budget; starting the VM and the
-	// program stays well under the budget even race-instrumented on a loaded machine.
-	forEachMode(t, Config{ComputeMs: 600, MaxWallMs: 30000}, func(t *testing.T, rt *Runtime) {
-		res := run(t, rt, `await new Promise(r => setTimeout(r, 400)); return await tools.slow({})`, tools(map[string]coderuntime.Func{
-			"slow": func(context.Context, any) (any, error) { time.Sleep(400 * time.Millisecond); return "slow-done", nil },
-		}))
-		wantValue(t, res, `"slow-done"`)
-	})
+	clock := &busyClock{}
+	rt := newRuntime(t, Config{ComputeMs: 30000, InProcess: true})
+	rt.busyClock = clock.now
+	rt.wallTimer = neverTimer
+	calls := 0
+	res := run(t, rt, `const a = await tools.slow({}); const b = await tools.slow({}); return [a, b]`, tools(map[string]coderuntime.Func{
+		"slow": func(context.Context, any) (any, error) {
+			testwait.Until(t, "the worker to return from JavaScript", clock.idle)
+			clock.advance(10 * time.Minute)
+			calls++
+			return fmt.Sprintf("slow-%d", calls), nil
+		},
+	}))
+	wantValue(t, res, `["slow-1","slow-2"]`)
+}
+
+// TestBusyTimeIsMeasured is the control of TestAwaitingIsNotBusy: ten minutes that pass on
+// the same clock while the worker is inside JavaScript exhaust the budget.
+func TestBusyTimeIsMeasured(t *testing.T) {
+	clock := &busyClock{jumpAt: 2, jump: 10 * time.Minute}
+	rt := newRuntime(t, Config{ComputeMs: 30000, InProcess: true})
+	rt.busyClock = clock.now
+	rt.wallTimer = neverTimer
+	res := run(t, rt, `await tools.next({}); return 1`, tools(map[string]coderuntime.Func{
+		"next": func(context.Context, any) (any, error) { return nil, nil },
+	}))
+	wantFailure(t, res, coderuntime.FailureTimeout, "compute budget exhausted (30000ms busy)")
 }
 
 // TestWallClock: the wall-clock ceiling ends a run that waits for something that never

@@ -102,7 +102,7 @@ func (s *session) run(code string, positions []byte) coderuntime.Result {
 
 	var proc process
 	if s.rt.cfg.InProcess {
-		proc = startInProcess()
+		proc = startInProcess(s.rt.busyClock)
 	} else {
 		proc, err = startProcess(s.rt.command, s.rt.cfg.Stderr, s.rt.onSpawn)
 		if err != nil {
