@@ -484,12 +484,17 @@ func TestOutputLimitBeforeWorker(t *testing.T) {
 
 func TestAbort(t *testing.T) {
 	forEachMode(t, Config{}, func(t *testing.T, rt *Runtime) {
-		ctx, cancel := context.WithCancelCause(context.Background())
+		ctx, cancel := context.WithCancelCause(testwait.Context(t))
+		defer cancel(nil)
 		started := make(chan struct{})
 		go func() {
-			<-started
-			time.Sleep(50 * time.Millisecond)
-			cancel(errors.New("user-cancel"))
+			// The program has streamed its log and is about to spin; whenever the
+			// cancellation lands from here on, the run ends as aborted.
+			select {
+			case <-started:
+				cancel(errors.New("user-cancel"))
+			case <-ctx.Done():
+			}
 		}()
 		res := runCtx(t, ctx, rt, `console.log('before'); await tools.started({}); for (;;) {}`, tools(map[string]coderuntime.Func{
 			"started": func(context.Context, any) (any, error) { close(started); return nil, nil },
@@ -909,7 +914,7 @@ func TestCloseAbortsInFlightRuns(t *testing.T) {
 				})
 				done <- res
 			}()
-			<-started
+			testwait.Recv(t, started, "the program to start")
 			if err := rt.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -920,7 +925,7 @@ func TestCloseAbortsInFlightRuns(t *testing.T) {
 			if p := pid.Load(); p != 0 {
 				assertGone(t, int(p))
 			}
-			wantFailure(t, <-done, coderuntime.FailureAbort, "runtime disposed")
+			wantFailure(t, testwait.Recv(t, done, "the disposed run's result"), coderuntime.FailureAbort, "runtime disposed")
 			if _, err := rt.Run(context.Background(), coderuntime.Request{Program: "return 1"}); !errors.Is(err, coderuntime.ErrDisposed) || err.Error() != "run() after disposal" {
 				t.Errorf("Run after Close = %v", err)
 			}
