@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/coderuntime"
+	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/google/go-cmp/cmp"
 )
@@ -820,7 +821,14 @@ func TestCloseAbortsInFlightRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			started := make(chan struct{})
+			// Close comes once the program runs and, if it calls wait, once that call is
+			// in flight: bindings run on the program's goroutine, so started returning
+			// does not mean wait was called yet.
+			started, waiting := make(chan struct{}), make(chan struct{})
+			ready := started
+			if strings.Contains(program, "tools.wait") {
+				ready = waiting
+			}
 			done := make(chan coderuntime.Result)
 			var bindingReturned atomic.Bool
 			go func() {
@@ -829,6 +837,7 @@ func TestCloseAbortsInFlightRuns(t *testing.T) {
 					Bindings: tools(map[string]coderuntime.Func{
 						"started": func(context.Context, any) (any, error) { close(started); return nil, nil },
 						"wait": func(ctx context.Context, _ any) (any, error) {
+							close(waiting)
 							<-ctx.Done()
 							time.Sleep(20 * time.Millisecond)
 							bindingReturned.Store(true)
@@ -838,14 +847,14 @@ func TestCloseAbortsInFlightRuns(t *testing.T) {
 				})
 				done <- res
 			}()
-			<-started
+			testwait.Recv(t, ready, "the program to run")
 			if err := rt.Close(); err != nil {
 				t.Fatal(err)
 			}
 			if strings.Contains(program, "tools.wait") && !bindingReturned.Load() {
 				t.Error("Close returned before the in-flight binding call did")
 			}
-			wantFailure(t, <-done, coderuntime.FailureAbort, "runtime disposed")
+			wantFailure(t, testwait.Recv(t, done, "the disposed run's result"), coderuntime.FailureAbort, "runtime disposed")
 			if _, err := rt.Run(context.Background(), coderuntime.Request{Program: "return 1"}); !errors.Is(err, coderuntime.ErrDisposed) || err.Error() != "run() after disposal" {
 				t.Errorf("Run after Close = %v", err)
 			}
