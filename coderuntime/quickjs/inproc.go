@@ -21,9 +21,9 @@ type memProcess struct {
 	once sync.Once
 }
 
-// startInProcess starts the worker in a goroutine. A panic in the engine is contained and
-// reported as a worker error.
-func startInProcess() *memProcess {
+// startInProcess starts the worker in a goroutine; now measures its busy time. A panic in
+// the engine is contained and reported as a worker error.
+func startInProcess(now func() time.Time) *memProcess {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	p := &memProcess{inW: inW, inR: inR, outR: outR, outW: outW, exit: make(chan exitStatus, 1)}
@@ -35,7 +35,7 @@ func startInProcess() *memProcess {
 					st = exitStatus{err: fmt.Errorf("panic: %v", v)}
 				}
 			}()
-			st.code = runWorker(inR, outW, false)
+			st.code = runWorker(inR, outW, false, now)
 		}()
 		outW.Close()
 		p.exit <- st

@@ -7,8 +7,10 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dsh-go/dsh/coderuntime"
+	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/jsonv"
 	"go.uber.org/goleak"
 )
@@ -111,8 +113,45 @@ func tools(fns map[string]coderuntime.Func) []coderuntime.Namespace {
 
 func run(t testing.TB, rt *Runtime, program string, bindings []coderuntime.Namespace) coderuntime.Result {
 	t.Helper()
-	return runCtx(t, context.Background(), rt, program, bindings)
+	return runCtx(t, testwait.Context(t), rt, program, bindings)
 }
+
+// manualTimer is a timer the test fires itself, for a ceiling that must be reached at a
+// point the test chooses rather than after a real interval that load can stretch.
+type manualTimer struct {
+	c     chan time.Time
+	mu    sync.Mutex
+	asked []time.Duration
+}
+
+func newManualTimer() *manualTimer { return &manualTimer{c: make(chan time.Time, 1)} }
+
+// start is the timerFunc: it records d and returns the channel fire sends on.
+func (m *manualTimer) start(d time.Duration) (<-chan time.Time, func()) {
+	m.mu.Lock()
+	m.asked = append(m.asked, d)
+	m.mu.Unlock()
+	return m.c, func() {}
+}
+
+// fire reaches the ceiling; a second fire before the first was received is a no-op.
+func (m *manualTimer) fire() {
+	select {
+	case m.c <- time.Time{}:
+	default:
+	}
+}
+
+// durations returns the durations the timer was started with.
+func (m *manualTimer) durations() []time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]time.Duration(nil), m.asked...)
+}
+
+// neverTimer is a timerFunc that never fires: the run ends by itself or by the test's
+// deadline (see run), never because a real ceiling raced the machine's load.
+func neverTimer(time.Duration) (<-chan time.Time, func()) { return nil, func() {} }
 
 func runCtx(t testing.TB, ctx context.Context, rt *Runtime, program string, bindings []coderuntime.Namespace) coderuntime.Result {
 	t.Helper()

@@ -102,6 +102,22 @@ type Runtime struct {
 
 	// onSpawn, when set (tests), is called with each worker's process id.
 	onSpawn func(pid int)
+	// wallTimer and graceTimer start a run's wall-clock ceiling and its exit grace. They
+	// are real timers; tests replace them to decide when a ceiling is reached instead of
+	// racing a short real one against the machine's load.
+	wallTimer, graceTimer timerFunc
+	// busyClock measures an in-process worker's busy time (time.Now outside tests).
+	busyClock func() time.Time
+}
+
+// timerFunc starts a timer of d and returns the channel it fires on and a function that
+// stops it.
+type timerFunc func(d time.Duration) (<-chan time.Time, func())
+
+// realTimer is a timerFunc backed by time.NewTimer.
+func realTimer(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTimer(d)
+	return t.C, func() { t.Stop() }
 }
 
 var _ coderuntime.Runtime = (*Runtime)(nil)
@@ -114,7 +130,7 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	cfg.ComputeMs, cfg.MaxWallMs, cfg.MaxOutputBytes, cfg.MaxHeapMB = lim.ComputeMs, lim.MaxWallMs, lim.MaxOutputBytes, lim.MaxHeapMB
-	r := &Runtime{cfg: cfg, closing: make(chan struct{})}
+	r := &Runtime{cfg: cfg, closing: make(chan struct{}), wallTimer: realTimer, graceTimer: realTimer, busyClock: time.Now}
 	if !cfg.InProcess {
 		r.command = cfg.WorkerCommand
 		if len(r.command) == 0 {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/coderuntime"
+	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/google/go-cmp/cmp"
 )
@@ -483,12 +484,17 @@ func TestOutputLimitBeforeWorker(t *testing.T) {
 
 func TestAbort(t *testing.T) {
 	forEachMode(t, Config{}, func(t *testing.T, rt *Runtime) {
-		ctx, cancel := context.WithCancelCause(context.Background())
+		ctx, cancel := context.WithCancelCause(testwait.Context(t))
+		defer cancel(nil)
 		started := make(chan struct{})
 		go func() {
-			<-started
-			time.Sleep(50 * time.Millisecond)
-			cancel(errors.New("user-cancel"))
+			// The program has streamed its log and is about to spin; whenever the
+			// cancellation lands from here on, the run ends as aborted.
+			select {
+			case <-started:
+				cancel(errors.New("user-cancel"))
+			case <-ctx.Done():
+			}
 		}()
 		res := runCtx(t, ctx, rt, `console.log('before'); await tools.started({}); for (;;) {}`, tools(map[string]coderuntime.Func{
 			"started": func(context.Context, any) (any, error) { close(started); return nil, nil },
@@ -536,35 +542,99 @@ func TestComputeBudget(t *testing.T) {
 	}
 }
 
-func TestAwaitingIsNotBusy(t *testing.T) {
-	// 800 ms of waiting against a 600 ms busy-time budget; starting the VM and the
-	// program stays well under the budget even race-instrumented on a loaded machine.
-	forEachMode(t, Config{ComputeMs: 600, MaxWallMs: 30000}, func(t *testing.T, rt *Runtime) {
-		res := run(t, rt, `await new Promise(r => setTimeout(r, 400)); return await tools.slow({})`, tools(map[string]coderuntime.Func{
-			"slow": func(context.Context, any) (any, error) { time.Sleep(400 * time.Millisecond); return "slow-done", nil },
-		}))
-		wantValue(t, res, `"slow-done"`)
-	})
+// busyClock is the clock an in-process worker measures its busy time with: real time plus
+// an offset the test moves. The worker reads it twice per call into JavaScript, on entry
+// and on return, so an even number of readings means the worker is not inside JavaScript.
+type busyClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+	reads  int
+	// jumpAt, when positive, adds jump to the offset at that reading.
+	jumpAt int
+	jump   time.Duration
 }
 
+func (c *busyClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reads++
+	if c.reads == c.jumpAt {
+		c.offset += c.jump
+	}
+	return time.Now().Add(c.offset)
+}
+
+// idle reports whether the worker is outside JavaScript (has returned from every call in).
+func (c *busyClock) idle() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reads > 0 && c.reads%2 == 0
+}
+
+func (c *busyClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.offset += d
+	c.mu.Unlock()
+}
+
+// TestAwaitingIsNotBusy: time spent awaiting bindings does not count against the compute
+// budget. While the program awaits, the test moves the worker's clock ten minutes on, far
+// past the 30 s budget; a run that counted the wait would fail. The busy-time clock is a
+// seam of in-process runs; a worker process runs the same accounting code.
+func TestAwaitingIsNotBusy(t *testing.T) {
+	clock := &busyClock{}
+	rt := newRuntime(t, Config{ComputeMs: 30000, InProcess: true})
+	rt.busyClock = clock.now
+	rt.wallTimer = neverTimer
+	calls := 0
+	res := run(t, rt, `const a = await tools.slow({}); const b = await tools.slow({}); return [a, b]`, tools(map[string]coderuntime.Func{
+		"slow": func(context.Context, any) (any, error) {
+			testwait.Until(t, "the worker to return from JavaScript", clock.idle)
+			clock.advance(10 * time.Minute)
+			calls++
+			return fmt.Sprintf("slow-%d", calls), nil
+		},
+	}))
+	wantValue(t, res, `["slow-1","slow-2"]`)
+}
+
+// TestBusyTimeIsMeasured is the control of TestAwaitingIsNotBusy: ten minutes that pass on
+// the same clock while the worker is inside JavaScript exhaust the budget.
+func TestBusyTimeIsMeasured(t *testing.T) {
+	clock := &busyClock{jumpAt: 2, jump: 10 * time.Minute}
+	rt := newRuntime(t, Config{ComputeMs: 30000, InProcess: true})
+	rt.busyClock = clock.now
+	rt.wallTimer = neverTimer
+	res := run(t, rt, `await tools.next({}); return 1`, tools(map[string]coderuntime.Func{
+		"next": func(context.Context, any) (any, error) { return nil, nil },
+	}))
+	wantFailure(t, res, coderuntime.FailureTimeout, "compute budget exhausted (30000ms busy)")
+}
+
+// TestWallClock: the wall-clock ceiling ends a run that waits for something that never
+// comes. The test reaches the ceiling itself, once the program is parked, so a loaded
+// machine cannot make the ceiling fire before the program got there; TestHostilePeer's
+// "silent" scenario checks the real timer.
 func TestWallClock(t *testing.T) {
 	tests := []struct {
 		name    string
 		program string
-		wallMs  float64
 	}{
-		// The ceiling leaves a race-instrumented worker time to start and call the binding.
-		{"binding that never answers", `await tools.never({}); return 1`, 1500},
-		{"promise that never settles", `await new Promise(() => {}); return 1`, 300},
-		{"long timer", `await new Promise(r => setTimeout(r, 100000)); return 1`, 300},
+		{"binding that never answers", `await tools.never({}); return 1`},
+		{"promise that never settles", `await tools.parked({}); await new Promise(() => {}); return 1`},
+		{"long timer", `setTimeout(() => {}, 5); await tools.parked({}); await new Promise(r => setTimeout(r, 100000)); return 1`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			forEachMode(t, Config{ComputeMs: 30000, MaxWallMs: tt.wallMs}, func(t *testing.T, rt *Runtime) {
+			forEachMode(t, Config{ComputeMs: 30000, MaxWallMs: 1234}, func(t *testing.T, rt *Runtime) {
+				wall := newManualTimer()
+				rt.wallTimer = wall.start
 				var called, returned atomic.Bool
 				res := run(t, rt, tt.program, tools(map[string]coderuntime.Func{
+					"parked": func(context.Context, any) (any, error) { wall.fire(); return nil, nil },
 					"never": func(ctx context.Context, _ any) (any, error) {
 						called.Store(true)
+						wall.fire()
 						<-ctx.Done()
 						if !errors.Is(context.Cause(ctx), coderuntime.ErrRunSettled) {
 							t.Errorf("binding context cause = %v", context.Cause(ctx))
@@ -573,9 +643,15 @@ func TestWallClock(t *testing.T) {
 						return nil, ctx.Err()
 					},
 				}))
-				wantFailure(t, res, coderuntime.FailureTimeout, fmt.Sprintf("wall-clock ceiling reached (%gms)", tt.wallMs))
+				wantFailure(t, res, coderuntime.FailureTimeout, "wall-clock ceiling reached (1234ms)")
+				if called.Load() != strings.Contains(tt.program, "never") {
+					t.Errorf("the never-answering binding called: %v", called.Load())
+				}
 				if called.Load() && !returned.Load() {
 					t.Error("Run returned before the in-flight binding call did")
+				}
+				if diff := cmp.Diff([]time.Duration{1234 * time.Millisecond}, wall.durations()); diff != "" {
+					t.Errorf("wall timer (-want +got):\n%s", diff)
 				}
 			})
 		})
@@ -838,7 +914,7 @@ func TestCloseAbortsInFlightRuns(t *testing.T) {
 				})
 				done <- res
 			}()
-			<-started
+			testwait.Recv(t, started, "the program to start")
 			if err := rt.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -849,7 +925,7 @@ func TestCloseAbortsInFlightRuns(t *testing.T) {
 			if p := pid.Load(); p != 0 {
 				assertGone(t, int(p))
 			}
-			wantFailure(t, <-done, coderuntime.FailureAbort, "runtime disposed")
+			wantFailure(t, testwait.Recv(t, done, "the disposed run's result"), coderuntime.FailureAbort, "runtime disposed")
 			if _, err := rt.Run(context.Background(), coderuntime.Request{Program: "return 1"}); !errors.Is(err, coderuntime.ErrDisposed) || err.Error() != "run() after disposal" {
 				t.Errorf("Run after Close = %v", err)
 			}

@@ -102,7 +102,7 @@ func (s *session) run(code string, positions []byte) coderuntime.Result {
 
 	var proc process
 	if s.rt.cfg.InProcess {
-		proc = startInProcess()
+		proc = startInProcess(s.rt.busyClock)
 	} else {
 		proc, err = startProcess(s.rt.command, s.rt.cfg.Stderr, s.rt.onSpawn)
 		if err != nil {
@@ -138,8 +138,8 @@ func (s *session) run(code string, positions []byte) coderuntime.Result {
 // loop handles worker frames and run events until the run settles. It returns with the
 // worker's exit status consumed (the worker has exited or was killed).
 func (s *session) loop(proc process, frames <-chan inbound) {
-	wall := time.NewTimer(time.Duration(s.rt.cfg.MaxWallMs * float64(time.Millisecond)))
-	defer wall.Stop()
+	wall, stopWall := s.rt.wallTimer(time.Duration(s.rt.cfg.MaxWallMs * float64(time.Millisecond)))
+	defer stopWall()
 	var cpuTick <-chan time.Time
 	if !s.rt.cfg.InProcess {
 		t := time.NewTicker(cpuPollInterval)
@@ -147,6 +147,9 @@ func (s *session) loop(proc process, frames <-chan inbound) {
 		cpuTick = t.C
 	}
 	var grace <-chan time.Time
+	stopGrace := func() {}
+	defer func() { stopGrace() }()
+	startGrace := func() { grace, stopGrace = s.rt.graceTimer(exitGrace) }
 	exited := proc.exited()
 	var status *exitStatus
 	framesDone := false
@@ -171,7 +174,7 @@ func (s *session) loop(proc process, frames <-chan inbound) {
 				if status != nil {
 					s.settle(s.ledger.Failure(s.logs, exitFailure()))
 				} else if grace == nil {
-					grace = time.After(exitGrace)
+					startGrace()
 				}
 				continue
 			}
@@ -181,7 +184,7 @@ func (s *session) loop(proc process, frames <-chan inbound) {
 			if framesDone {
 				s.settle(s.ledger.Failure(s.logs, exitFailure()))
 			} else if grace == nil {
-				grace = time.After(exitGrace)
+				startGrace()
 			}
 		case <-grace:
 			s.settle(s.ledger.Failure(s.logs, exitFailure()))
@@ -189,7 +192,7 @@ func (s *session) loop(proc process, frames <-chan inbound) {
 			s.settle(s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureAbort, Message: coderuntime.AbortMessage(s.ctx)}))
 		case <-s.rt.closing:
 			s.settle(s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureAbort, Message: coderuntime.DisposedMessage}))
-		case <-wall.C:
+		case <-wall:
 			s.settle(s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureTimeout,
 				Message: "wall-clock ceiling reached (" + coderuntime.FormatNumber(s.rt.cfg.MaxWallMs) + "ms)"}))
 		case <-cpuTick:

@@ -38,7 +38,7 @@ func IsWorker(args []string) bool {
 // the program in a fresh QuickJS VM, streams frames to standard output and returns the
 // process exit status. It is only meant to be called when IsWorker is true.
 func WorkerMain() int {
-	return runWorker(os.Stdin, os.Stdout, true)
+	return runWorker(os.Stdin, os.Stdout, true, time.Now)
 }
 
 //go:embed worker.js
@@ -51,8 +51,8 @@ const maxStartFrame = 1 << 30
 // runWorker is the worker: it returns once the program settled (the done frame is
 // written), a budget stopped it, or the host closed the input. process says whether this
 // is a dedicated worker process (which may set process limits and need not wait for its
-// input reader).
-func runWorker(in io.Reader, out io.Writer, process bool) int {
+// input reader). now is the clock that measures busy time (time.Now outside tests).
+func runWorker(in io.Reader, out io.Writer, process bool, now func() time.Time) int {
 	fr := newFrameReader(in, maxStartFrame)
 	line, err := fr.next()
 	if err != nil {
@@ -75,6 +75,7 @@ func runWorker(in io.Reader, out io.Writer, process bool) int {
 		timerIDs:  map[int]uint64{},
 		inbox:     newInbox(),
 		process:   process,
+		now:       now,
 	}
 	w.out.start()
 	defer w.out.stop()
@@ -123,7 +124,8 @@ type worker struct {
 	vmMu      sync.Mutex // guards vm for interrupt from other goroutines
 	limits    startLimits
 	ledger    *coderuntime.Ledger
-	remaining time.Duration // compute budget left
+	remaining time.Duration    // compute budget left
+	now       func() time.Time // measures busy time; tests of in-process runs replace it
 	out       *frameWriter
 	inbox     *inbox
 
@@ -278,9 +280,9 @@ func (w *worker) enter(f func() error) {
 		return
 	}
 	_ = w.vm.SetEvalTimeout(w.remaining)
-	began := time.Now()
+	began := w.now()
 	err := f()
-	w.remaining -= time.Since(began)
+	w.remaining -= w.now().Sub(began)
 	switch {
 	case w.stopped:
 	case w.closed.Load():

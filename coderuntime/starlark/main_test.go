@@ -2,9 +2,12 @@ package starlark
 
 import (
 	"context"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/dsh-go/dsh/coderuntime"
+	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/jsonv"
 	"go.uber.org/goleak"
 )
@@ -40,7 +43,54 @@ func tools(fns map[string]coderuntime.Func) []coderuntime.Namespace {
 
 func run(t testing.TB, rt *Runtime, program string, bindings []coderuntime.Namespace) coderuntime.Result {
 	t.Helper()
-	return runCtx(t, context.Background(), rt, program, bindings)
+	return runCtx(t, testwait.Context(t), rt, program, bindings)
+}
+
+// testClock is the clock a run measures busy time with: real time plus an offset the test
+// moves, at once (advance) or at a chosen later reading (jumpAfter).
+type testClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+	reads  int
+	jumpAt int
+	jump   time.Duration
+}
+
+func (c *testClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reads++
+	if c.reads == c.jumpAt {
+		c.offset += c.jump
+	}
+	return time.Now().Add(c.offset)
+}
+
+// advance moves the clock on by d now.
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.offset += d
+	c.mu.Unlock()
+}
+
+// jumpAfter moves the clock on by d at the n-th reading from now.
+func (c *testClock) jumpAfter(n int, d time.Duration) {
+	c.mu.Lock()
+	c.jumpAt, c.jump = c.reads+n, d
+	c.mu.Unlock()
+}
+
+// manualTimer is a wall-clock timer the test fires itself.
+type manualTimer chan time.Time
+
+func (m manualTimer) start(time.Duration) (<-chan time.Time, func()) { return m, func() {} }
+
+// fire reaches the ceiling; a second fire before the first was received is a no-op.
+func (m manualTimer) fire() {
+	select {
+	case m <- time.Time{}:
+	default:
+	}
 }
 
 func runCtx(t testing.TB, ctx context.Context, rt *Runtime, program string, bindings []coderuntime.Namespace) coderuntime.Result {

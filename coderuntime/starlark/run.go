@@ -124,7 +124,7 @@ func (r *execution) onSteps(thread *star.Thread) {
 		return
 	}
 	if steps >= r.nextClock {
-		if busy := time.Since(r.start) - r.waited; busy > r.rt.computeBudget() {
+		if busy := r.rt.now().Sub(r.start) - r.waited; busy > r.rt.computeBudget() {
 			r.settle(r.rt.computeTimeout())
 			return
 		}
@@ -183,9 +183,9 @@ func (r *execution) call(f *bindingFunc, args any) (any, error) {
 	}
 	ctx := coderuntime.WithCallSeq(r.callCtx, r.nextSeq)
 	r.nextSeq++
-	began := time.Now()
+	began := r.rt.now()
 	value, failed, message := r.invoke(ctx, f.fn, args)
-	r.waited += time.Since(began)
+	r.waited += r.rt.now().Sub(began)
 	if r.over() {
 		return nil, errRunOver
 	}

@@ -134,6 +134,18 @@ type Runtime struct {
 	disposed bool
 	closing  chan struct{}
 	runs     sync.WaitGroup
+
+	// now measures busy time and wallTimer starts the wall-clock ceiling; both are real
+	// (time.Now, time.NewTimer) and replaced by tests that must decide when time passes
+	// rather than race real intervals against the machine's load.
+	now       func() time.Time
+	wallTimer func(d time.Duration) (<-chan time.Time, func())
+}
+
+// realTimer starts a time.NewTimer of d and returns its channel and its stop function.
+func realTimer(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTimer(d)
+	return t.C, func() { t.Stop() }
 }
 
 var _ coderuntime.Runtime = (*Runtime)(nil)
@@ -155,7 +167,7 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.MaxCallDepth > maxCallDepth {
 		return nil, fmt.Errorf("config.maxCallDepth must be at most %d, got %d", maxCallDepth, cfg.MaxCallDepth)
 	}
-	return &Runtime{cfg: cfg, modules: predeclared(), closing: make(chan struct{})}, nil
+	return &Runtime{cfg: cfg, modules: predeclared(), closing: make(chan struct{}), now: time.Now, wallTimer: realTimer}, nil
 }
 
 // Language reports "python": the runtime serves the Python-flavoured SDK.
@@ -234,13 +246,13 @@ func (r *Runtime) Run(ctx context.Context, req coderuntime.Request) (coderuntime
 		err      error
 	}
 	done := make(chan outcome, 1)
-	state.start = time.Now()
+	state.start = r.now()
 	go func() {
 		value, panicked, err := state.execute(c.prog, env)
 		done <- outcome{value, panicked, err}
 	}()
-	wall := time.NewTimer(time.Duration(r.cfg.MaxWallMs * float64(time.Millisecond)))
-	defer wall.Stop()
+	wall, stopWall := r.wallTimer(time.Duration(r.cfg.MaxWallMs * float64(time.Millisecond)))
+	defer stopWall()
 	var o outcome
 	for wait := true; wait; {
 		select {
@@ -252,7 +264,7 @@ func (r *Runtime) Run(ctx context.Context, req coderuntime.Request) (coderuntime
 		case <-r.closing:
 			state.settle(coderuntime.Failure{Kind: coderuntime.FailureAbort, Message: coderuntime.DisposedMessage})
 			o, wait = <-done, false
-		case <-wall.C:
+		case <-wall:
 			state.settle(coderuntime.Failure{Kind: coderuntime.FailureTimeout,
 				Message: "wall-clock ceiling reached (" + coderuntime.FormatNumber(r.cfg.MaxWallMs) + "ms)"})
 			o, wait = <-done, false

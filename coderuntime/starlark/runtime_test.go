@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/coderuntime"
+	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/google/go-cmp/cmp"
 )
@@ -648,21 +649,47 @@ func TestStepBudget(t *testing.T) {
 		fmt.Sprintf("compute budget exhausted (%d steps)", lo-1))
 }
 
+// TestAwaitingIsNotBusy: time spent awaiting bindings does not count against the compute
+// budget. Each binding call moves the run's clock ten minutes on, far past the 30 s
+// budget; a run that counted the wait would fail.
 func TestAwaitingIsNotBusy(t *testing.T) {
-	rt := newRuntime(t, Config{ComputeMs: 100, MaxWallMs: 30000})
-	res := run(t, rt, "a = await tools.slow({})\nb = await tools.slow({})\nreturn [a, b]", tools(map[string]coderuntime.Func{
-		"slow": func(context.Context, any) (any, error) { time.Sleep(150 * time.Millisecond); return "done", nil },
+	clock := &testClock{}
+	rt := newRuntime(t, Config{ComputeMs: 30000})
+	rt.now = clock.now
+	res := run(t, rt, "a = await tools.slow({})\nb = await tools.slow({})\n"+spinSteps+"return [a, b]", tools(map[string]coderuntime.Func{
+		"slow": func(context.Context, any) (any, error) { clock.advance(10 * time.Minute); return "done", nil },
 	}))
 	wantValue(t, res, `["done","done"]`)
+}
+
+// spinSteps runs enough interpreter steps for the busy-time budget to be checked.
+const spinSteps = "n = 0\nfor i in range(20000):\n    n += 1\n"
+
+// TestBusyTimeIsMeasured is the control of TestAwaitingIsNotBusy: ten minutes that pass on
+// the same clock while the program runs (the second reading after the binding call: the
+// first ends the wait, the second is a busy-time check) exhaust the budget.
+func TestBusyTimeIsMeasured(t *testing.T) {
+	clock := &testClock{}
+	rt := newRuntime(t, Config{ComputeMs: 30000})
+	rt.now = clock.now
+	res := run(t, rt, "await tools.next({})\n"+spinSteps+"return n", tools(map[string]coderuntime.Func{
+		"next": func(context.Context, any) (any, error) { clock.jumpAfter(2, 10*time.Minute); return nil, nil },
+	}))
+	wantFailure(t, res, coderuntime.FailureTimeout, "compute budget exhausted (30000ms busy)")
 }
 
 func TestWallClock(t *testing.T) {
 	t.Parallel()
 	t.Run("binding that never answers", func(t *testing.T) {
+		// The test reaches the ceiling itself once the binding is called: a real 200 ms
+		// ceiling could pass on a loaded machine before the program got there.
 		rt := newRuntime(t, Config{MaxWallMs: 200})
+		wall := make(manualTimer, 1)
+		rt.wallTimer = wall.start
 		var returned atomic.Bool
 		res := run(t, rt, "print('waiting')\nawait tools.never({})\nreturn 1", tools(map[string]coderuntime.Func{
 			"never": func(ctx context.Context, _ any) (any, error) {
+				wall.fire()
 				<-ctx.Done()
 				cause := context.Cause(ctx)
 				if !errors.Is(cause, coderuntime.ErrRunSettled) || cause.Error() != "code run settled: wall-clock ceiling reached (200ms)" {
@@ -794,7 +821,14 @@ func TestCloseAbortsInFlightRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			started := make(chan struct{})
+			// Close comes once the program runs and, if it calls wait, once that call is
+			// in flight: bindings run on the program's goroutine, so started returning
+			// does not mean wait was called yet.
+			started, waiting := make(chan struct{}), make(chan struct{})
+			ready := started
+			if strings.Contains(program, "tools.wait") {
+				ready = waiting
+			}
 			done := make(chan coderuntime.Result)
 			var bindingReturned atomic.Bool
 			go func() {
@@ -803,6 +837,7 @@ func TestCloseAbortsInFlightRuns(t *testing.T) {
 					Bindings: tools(map[string]coderuntime.Func{
 						"started": func(context.Context, any) (any, error) { close(started); return nil, nil },
 						"wait": func(ctx context.Context, _ any) (any, error) {
+							close(waiting)
 							<-ctx.Done()
 							time.Sleep(20 * time.Millisecond)
 							bindingReturned.Store(true)
@@ -812,14 +847,14 @@ func TestCloseAbortsInFlightRuns(t *testing.T) {
 				})
 				done <- res
 			}()
-			<-started
+			testwait.Recv(t, ready, "the program to run")
 			if err := rt.Close(); err != nil {
 				t.Fatal(err)
 			}
 			if strings.Contains(program, "tools.wait") && !bindingReturned.Load() {
 				t.Error("Close returned before the in-flight binding call did")
 			}
-			wantFailure(t, <-done, coderuntime.FailureAbort, "runtime disposed")
+			wantFailure(t, testwait.Recv(t, done, "the disposed run's result"), coderuntime.FailureAbort, "runtime disposed")
 			if _, err := rt.Run(context.Background(), coderuntime.Request{Program: "return 1"}); !errors.Is(err, coderuntime.ErrDisposed) || err.Error() != "run() after disposal" {
 				t.Errorf("Run after Close = %v", err)
 			}

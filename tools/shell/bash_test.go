@@ -11,6 +11,7 @@ import (
 
 	"github.com/dsh-go/dsh/card"
 	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -70,9 +71,8 @@ func TestBashValue(t *testing.T) {
 
 func TestBashTimeout(t *testing.T) {
 	reg, _ := setup(t, Config{})
-	dir := t.TempDir()
 	sleep := uniqueSleep(t)
-	pidFile := filepath.Join(dir, "pid")
+	pidFile, pidLine := signalFifo(t)
 	res := call(t, reg, "bash", bashArgs("echo $$ > "+pidFile+"; echo started; sleep "+sleep, `"timeoutMs":300`))
 	f := foreground(t, res)
 	if want := "started\n[timed out after 300ms]\n[killed by signal: SIGTERM]"; text(t, res) != want {
@@ -81,7 +81,7 @@ func TestBashTimeout(t *testing.T) {
 	if !f.TimedOut || f.Aborted || f.ExitCode != nil || f.Signal == nil || *f.Signal != "SIGTERM" || f.TimeoutMs != 300 {
 		t.Errorf("value = %+v", f)
 	}
-	assertGroupGone(t, atoi(t, waitFile(t, pidFile)))
+	assertGroupGone(t, atoi(t, pidLine()))
 	assertNoProcess(t, sleep)
 }
 
@@ -89,13 +89,13 @@ func TestBashTimeout(t *testing.T) {
 // grace period, and so are its children.
 func TestBashIgnoresSIGTERM(t *testing.T) {
 	reg, _ := setup(t, Config{})
-	pidFile := filepath.Join(t.TempDir(), "pid")
+	pidFile, pidLine := signalFifo(t)
 	sleep := uniqueSleep(t)
 	res := call(t, reg, "bash", bashArgs("trap '' TERM; echo $$ > "+pidFile+"; sleep "+sleep+" & sleep "+sleep+"; echo survived", `"timeoutMs":200`))
 	if want := "(no output)\n[timed out after 200ms]\n[killed by signal: SIGKILL]"; text(t, res) != want {
 		t.Errorf("text = %q, want %q", text(t, res), want)
 	}
-	assertGroupGone(t, atoi(t, waitFile(t, pidFile)))
+	assertGroupGone(t, atoi(t, pidLine()))
 	assertNoProcess(t, sleep)
 }
 
@@ -132,7 +132,7 @@ func TestBashChildrenDoNotOutliveTheCommand(t *testing.T) {
 // stopped as a whole when the timeout fires.
 func TestBashForkBombUnderTimeout(t *testing.T) {
 	reg, _ := setup(t, Config{})
-	pidFile := filepath.Join(t.TempDir(), "pid")
+	pidFile, pidLine := signalFifo(t)
 	sleep := uniqueSleep(t)
 	script := "echo $$ > " + pidFile + "; bomb() { if [ $1 -gt 0 ]; then bomb $(($1-1)) & bomb $(($1-1)) & fi; sleep " + sleep + "; }; bomb 7"
 	res := call(t, reg, "bash", bashArgs(script, `"timeoutMs":1500`))
@@ -140,7 +140,7 @@ func TestBashForkBombUnderTimeout(t *testing.T) {
 	if !f.TimedOut {
 		t.Errorf("value = %+v", f)
 	}
-	assertGroupGone(t, atoi(t, waitFile(t, pidFile)))
+	assertGroupGone(t, atoi(t, pidLine()))
 	assertNoProcess(t, sleep)
 }
 
@@ -148,7 +148,7 @@ func TestBashForkBombUnderTimeout(t *testing.T) {
 // call fails with the abort error.
 func TestBashCancellation(t *testing.T) {
 	reg, _ := setup(t, Config{})
-	pidFile := filepath.Join(t.TempDir(), "pid")
+	pidFile, pidLine := signalFifo(t)
 	sleep := uniqueSleep(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -156,9 +156,9 @@ func TestBashCancellation(t *testing.T) {
 	go func() {
 		done <- callCtx(ctx, reg, nil, "bash", bashArgs("echo $$ > "+pidFile+"; sleep "+sleep+" & sleep "+sleep, ""))
 	}()
-	pgid := atoi(t, waitFile(t, pidFile))
+	pgid := atoi(t, pidLine())
 	cancel()
-	res := <-done
+	res := testwait.Recv(t, done, "the cancelled call's result")
 	if !res.IsError || text(t, res) != "Error: tool call aborted" || code(res) != tool.CodeAborted || res.Error.Info.Name != "AbortError" {
 		t.Errorf("result = %+v", res)
 	}

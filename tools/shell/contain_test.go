@@ -1,14 +1,14 @@
 package shell
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/dsh-go/dsh/internal/testwait"
 )
 
 // escapes are commands that leave something behind them in the ways a command can: running
@@ -27,14 +27,11 @@ func escapes(marker string) map[string]string {
 	}
 }
 
-// waitNoProcess waits, up to the test's deadline or 20 s, until no live process has marker
+// waitNoProcess waits, up to the test's deadline, until no live process has marker
 // in its command line, and fails listing the survivors otherwise.
 func waitNoProcess(t testing.TB, marker string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for len(processesWith(marker)) > 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(t, "no process with "+marker, func() bool { return len(processesWith(marker)) == 0 })
 	assertNoProcess(t, marker)
 }
 
@@ -132,11 +129,8 @@ func TestBackgroundJobsAreContained(t *testing.T) {
 	reg, _ := setup(t, Config{})
 	marker := uniqueSleep(t)
 	id := startJob(t, reg, nil, "setsid sleep "+marker+" </dev/null >/dev/null 2>&1 & sleep "+marker)
-	deadline := time.Now().Add(20 * time.Second)
 	// The shell (whose command line holds the marker too) and the two sleeps.
-	for len(processesWith(marker)) < 3 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Until(t, "3 processes with "+marker, func() bool { return len(processesWith(marker)) >= 3 })
 	if n := len(processesWith(marker)); n != 3 {
 		t.Fatalf("%d processes started, want 3", n)
 	}
@@ -255,22 +249,13 @@ func TestGuardKillsOnRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
 	// The shell (whose command line holds the marker too) and the two sleeps.
-	for len(processesWith(marker)) < 3 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Until(t, "3 processes with "+marker, func() bool { return len(processesWith(marker)) >= 3 })
 	if n := len(processesWith(marker)); n != 3 {
 		t.Fatalf("%d processes started, want 3", n)
 	}
 	r.guard.close() // what the host's death does: the guard's pipe reaches end of file
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	select {
-	case <-p.Done():
-	case <-ctx.Done():
-		t.Fatal("the command did not end after the guard was released")
-	}
+	testwait.Recv(t, p.Done(), "the command to end after the guard was released")
 	assertNoProcess(t, marker)
 }
 

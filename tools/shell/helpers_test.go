@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -101,18 +102,49 @@ func bashArgs(command string, extra string) string {
 	return s + "}"
 }
 
-// waitFile waits for a file to hold a line and returns it.
-func waitFile(t testing.TB, p string) string {
+// signalFifo makes a fifo a command can write a line to (echo $$ > path) and returns its
+// path and a function that returns the first line written, waiting no longer than the
+// test's deadline. The test holds both ends open from the start, so the command's write
+// never blocks and a line written before the read is kept in the pipe.
+func signalFifo(t testing.TB) (string, func() string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if data, err := os.ReadFile(p); err == nil && bytes.HasSuffix(data, []byte("\n")) {
-			return strings.TrimSpace(string(data))
-		}
-		time.Sleep(10 * time.Millisecond)
+	p := filepath.Join(t.TempDir(), "signal")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatalf("mkfifo %s: %v", p, err)
 	}
-	t.Fatalf("%s was never written", p)
-	return ""
+	r, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatalf("open %s for reading: %v", p, err)
+	}
+	// A writer held open keeps the reader from seeing end of file between writers.
+	w, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		r.Close()
+		t.Fatalf("open %s for writing: %v", p, err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	var buf []byte
+	return p, func() string {
+		t.Helper()
+		ctx := testwait.Context(t)
+		if d, ok := ctx.Deadline(); ok {
+			r.SetReadDeadline(d)
+		}
+		chunk := make([]byte, 512)
+		for {
+			if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+				line := string(buf[:i])
+				buf = buf[i+1:]
+				return strings.TrimSpace(line)
+			}
+			n, err := r.Read(chunk)
+			buf = append(buf, chunk[:n]...)
+			if err != nil {
+				t.Fatalf("no line was written to %s: %v", p, err)
+				return ""
+			}
+		}
+	}
 }
 
 // assertGroupGone checks the process table: no process of group pgid is alive. Zombies

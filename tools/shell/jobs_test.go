@@ -7,11 +7,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dsh-go/dsh/card"
+	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -41,12 +41,11 @@ func TestJobLifecycle(t *testing.T) {
 		t.Errorf("id = %q", id)
 	}
 	// The first read returns what was printed so far; the job is running.
-	deadline := time.Now().Add(20 * time.Second)
 	var got string
-	for !strings.HasPrefix(got, "first") && time.Now().Before(deadline) {
+	testwait.Until(t, "the job's first line", func() bool {
 		got = text(t, call(t, reg, "job_output", `{"job_id":"bash-1"}`))
-		time.Sleep(10 * time.Millisecond)
-	}
+		return strings.HasPrefix(got, "first")
+	})
 	if got != "first\n[status: running]" {
 		t.Fatalf("first read = %q", got)
 	}
@@ -80,10 +79,10 @@ func writeFile(p string) error { return os.WriteFile(p, []byte("x"), 0o644) }
 
 func TestJobKill(t *testing.T) {
 	reg, _ := setup(t, Config{})
-	pidFile := filepath.Join(t.TempDir(), "pid")
+	pidFile, pidLine := signalFifo(t)
 	sleep := uniqueSleep(t)
 	startJob(t, reg, nil, "echo $$ > "+pidFile+"; sleep "+sleep+" & sleep "+sleep)
-	pgid := atoi(t, waitFile(t, pidFile))
+	pgid := atoi(t, pidLine())
 	res := call(t, reg, "job_kill", `{"job_id":"bash-1","reason":"not needed"}`)
 	if got := text(t, res); got != "requested cancellation of job bash-1" {
 		t.Errorf("job_kill = %q", got)
@@ -163,13 +162,12 @@ func TestJobLossyRead(t *testing.T) {
 func TestJobsCloseKillsEverything(t *testing.T) {
 	reg, tools := setup(t, Config{})
 	a := reg.NewScope("agent-a", nil)
-	dir := t.TempDir()
 	sleep := uniqueSleep(t)
 	var pgids []int
-	for i, agent := range []*tool.Scope{nil, a, a} {
-		pidFile := filepath.Join(dir, "pid"+string(rune('0'+i)))
+	for _, agent := range []*tool.Scope{nil, a, a} {
+		pidFile, pidLine := signalFifo(t)
 		startJob(t, reg, agent, "echo $$ > "+pidFile+"; trap '' TERM; sleep "+sleep+" & sleep "+sleep)
-		pgids = append(pgids, atoi(t, waitFile(t, pidFile)))
+		pgids = append(pgids, atoi(t, pidLine()))
 	}
 	tools.Jobs.CloseOwner(a)
 	assertGroupGone(t, pgids[1])
@@ -205,11 +203,11 @@ func TestJobCompletionNotice(t *testing.T) {
 	})
 	defer remove()
 	startJob(t, reg, a, "exit 0")
-	<-done
+	testwait.Recv(t, done, "the first job's completion notice")
 	// A job whose end was already reported by job_kill gets no notice.
-	gate := filepath.Join(t.TempDir(), "pid")
+	gate, gateLine := signalFifo(t)
 	startJob(t, reg, a, "echo $$ > "+gate+"; sleep "+uniqueSleep(t))
-	waitFile(t, gate)
+	gateLine()
 	callCtx(context.Background(), reg, a, "job_kill", `{"job_id":"bash-2"}`)
 	callCtx(context.Background(), reg, a, "job_output", `{"job_id":"bash-2","wait":true}`)
 	mu.Lock()
