@@ -247,3 +247,34 @@ func TestShellProtectedPaths(t *testing.T) {
 		t.Errorf("free.txt = %q, %v\n%s%s", data, err, r.stdout, r.stderr)
 	}
 }
+
+// TestBwrapNeverFromPATH: a bwrap planted first in $PATH is never what runs a command,
+// whether the sandbox is required (bwrap) or chosen where it works (auto): dsh takes
+// bubblewrap from its fixed system paths only.
+func TestBwrapNeverFromPATH(t *testing.T) {
+	bin := buildDsh(t)
+	for _, mode := range []string{"bwrap", "auto"} {
+		t.Run(mode, func(t *testing.T) {
+			s := newSandbox(t)
+			planted := t.TempDir()
+			ran := filepath.Join(t.TempDir(), "the planted bwrap ran")
+			script := "#!/bin/sh\n: > '" + ran + "'\nexec /usr/bin/bwrap \"$@\"\n"
+			if err := os.WriteFile(filepath.Join(planted, "bwrap"), []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.CommandContext(t.Context(), bin, "call", "--json", "--sandbox", mode, "bash", `{"command":"echo from the sandbox","description":"d"}`)
+			cmd.Dir = s.ws
+			cmd.Env = append(os.Environ(), "DSH_HOME="+s.home, "PATH="+planted+string(os.PathListSeparator)+os.Getenv("PATH"))
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("dsh call: %v\n%s", err, out)
+			}
+			if !strings.Contains(string(out), `"isError":false`) || !strings.Contains(string(out), "from the sandbox") {
+				t.Errorf("the command did not run:\n%s", out)
+			}
+			if _, err := os.Stat(ran); err == nil {
+				t.Errorf("dsh ran the bwrap planted in PATH (%s)", planted)
+			}
+		})
+	}
+}
