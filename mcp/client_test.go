@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -266,13 +267,20 @@ func TestGivingUpUnregistersTools(t *testing.T) {
 }
 
 func TestUptimeResetsTheAttemptBudget(t *testing.T) {
-	e := newEnv(t, mcp.Options{})
+	// The connection's uptime is read from a clock the test moves past maxDelayMs before
+	// each loss, so that each loss is a new outage.
+	var mu sync.Mutex
+	now := time.Unix(1_800_000_000, 0)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	e := newEnv(t, mcp.Options{Now: clock})
 	spawns := filepath.Join(t.TempDir(), "spawns")
 	cfg := badConfig("BAD_SPAWNS=" + spawns)
 	cfg.Reconnect = &mcp.ReconnectConfig{InitialDelayMs: ms(10), MaxDelayMs: ms(50), MaxAttempts: ms(1)}
 	m := e.mount("bad", cfg)
 	for i := 2; i <= 3; i++ {
-		time.Sleep(80 * time.Millisecond) // longer than maxDelayMs: the next loss is a new outage
+		mu.Lock()
+		now = now.Add(time.Second) // longer than maxDelayMs
+		mu.Unlock()
 		e.call(context.Background(), "mcp__bad__crash", `{}`)
 		eventually(t, "the reconnect", func() bool { return lines(spawns) == i && m.State() == mcp.StateConnected })
 	}

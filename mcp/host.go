@@ -64,11 +64,18 @@ type Options struct {
 	// data of a supported type is stored there (a session's attachment store) and reaches
 	// the model as an image. Nil leaves every image a one-line note.
 	Images ImageStore
+	// Now is the clock a connection's uptime is read from (an uptime of at least the
+	// reconnect policy's maxDelayMs starts a fresh attempt budget); nil means time.Now.
+	// Tests move it instead of waiting.
+	Now func() time.Time
 }
 
 func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	if o.ClientInfo == nil {
 		o.ClientInfo = &sdk.Implementation{Name: "dsh", Version: "dev"}

@@ -263,7 +263,7 @@ func (m *Mount) up(gen *generation) {
 	m.mu.Lock()
 	m.gen = gen
 	m.state = StateConnected
-	m.connectedAt = time.Now()
+	m.connectedAt = m.host.opts.Now()
 	m.lastErr = nil
 	attempts := m.attempts
 	m.mu.Unlock()
@@ -324,7 +324,7 @@ func (m *Mount) backoff(lost bool) bool {
 		return false
 	}
 	m.mu.Lock()
-	if lost && time.Since(m.connectedAt) >= p.MaxDelay {
+	if lost && m.host.opts.Now().Sub(m.connectedAt) >= p.MaxDelay {
 		// The connection outlived the longest backoff spacing: the outage is new.
 		m.attempts = 0
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/jsonv"
 )
 
@@ -45,16 +46,12 @@ func sleepers(marker string) []int {
 	return out
 }
 
-// waitSleepers waits until exactly n processes run "sleep <marker>", within ctx.
-func waitSleepers(ctx context.Context, t *testing.T, marker string, n int) {
+// waitSleepers waits until exactly n processes run "sleep <marker>", within the test's
+// deadline. Processes appear and go without an event to wait on, so /proc is read until
+// the count is right.
+func waitSleepers(t *testing.T, marker string, n int) {
 	t.Helper()
-	for len(sleepers(marker)) != n {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%d processes run sleep %s, want %d", len(sleepers(marker)), marker, n)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	testwait.Until(t, fmt.Sprintf("%d processes running sleep %s", n, marker), func() bool { return len(sleepers(marker)) == n })
 }
 
 // runnerCgroups returns the cgroups the shell runner of dsh process pid created (under this
@@ -152,19 +149,14 @@ func TestNothingOutlivesDsh(t *testing.T) {
 				}()
 
 				if sc.signal != 0 {
-					for {
-						if _, err := os.Stat(filepath.Join(ws, "ready")); err == nil {
-							break
-						}
-						select {
-						case err := <-exited:
-							t.Fatalf("dsh ended before the command was ready: %v\n%s", err, stderr.String())
-						case <-ctx.Done():
-							t.Fatalf("the command never became ready\n%s", stderr.String())
-						case <-time.After(20 * time.Millisecond):
-						}
+					testwait.Until(t, "the command to be ready (or dsh to end)", func() bool {
+						_, err := os.Stat(filepath.Join(ws, "ready"))
+						return err == nil || len(exited) > 0
+					})
+					if len(exited) > 0 {
+						t.Fatalf("dsh ended before the command was ready: %v\n%s", <-exited, stderr.String())
 					}
-					waitSleepers(ctx, t, marker, 5)
+					waitSleepers(t, marker, 5)
 					t.Logf("the runner's cgroups: %v", runnerCgroups(t, cmd.Process.Pid))
 					if err := cmd.Process.Signal(sc.signal); err != nil {
 						t.Fatal(err)
@@ -189,11 +181,9 @@ func TestNothingOutlivesDsh(t *testing.T) {
 					}
 				case syscall.SIGKILL:
 					// The host cannot act any more: the death signal, the guard and (with
-					// bwrap) the PID namespace must. Allow them a bounded time, far less
-					// than the sleeps would last.
-					kctx, kcancel := context.WithTimeout(ctx, 20*time.Second)
-					waitSleepers(kctx, t, marker, 0)
-					kcancel()
+					// bwrap) the PID namespace must, within the test's deadline (far less
+					// than the sleeps would last).
+					waitSleepers(t, marker, 0)
 				default:
 					if code != 130 {
 						t.Errorf("exit status %d after %v, want 130\n%s", code, sc.signal, stderr.String())
@@ -204,12 +194,7 @@ func TestNothingOutlivesDsh(t *testing.T) {
 				}
 				// However dsh ended, its shell runner's cgroup is removed (by dsh, or by the
 				// guard once dsh is gone).
-				for deadline := time.Now().Add(20 * time.Second); len(runnerCgroups(t, cmd.Process.Pid)) > 0 && time.Now().Before(deadline); {
-					time.Sleep(20 * time.Millisecond)
-				}
-				if left := runnerCgroups(t, cmd.Process.Pid); len(left) > 0 {
-					t.Errorf("cgroups left behind: %v", left)
-				}
+				testwait.Until(t, "the runner's cgroups to be removed", func() bool { return len(runnerCgroups(t, cmd.Process.Pid)) == 0 })
 				if sandbox == "bwrap" && strings.Contains(stderr.String(), "without a sandbox") {
 					t.Errorf("the sandbox was not used:\n%s", stderr.String())
 				}

@@ -906,7 +906,6 @@ func TestCloseAbortsInFlightRuns(t *testing.T) {
 						"started": func(context.Context, any) (any, error) { close(started); return nil, nil },
 						"wait": func(ctx context.Context, _ any) (any, error) {
 							<-ctx.Done()
-							time.Sleep(20 * time.Millisecond)
 							bindingReturned.Store(true)
 							return nil, nil
 						},
@@ -939,15 +938,17 @@ func TestCloseAbortsInFlightRuns(t *testing.T) {
 func TestConcurrentRuns(t *testing.T) {
 	rt := newRuntime(t, Config{})
 	var wg sync.WaitGroup
-	for i := range 6 {
+	// Every run's binding call waits until all of them are in flight: the runs overlap.
+	const n = 6
+	all := testwait.Barrier(t, n)
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			res, err := rt.Run(context.Background(), coderuntime.Request{
 				Program: fmt.Sprintf("console.log('run %d'); return await tools.id(%d)", i, i),
-				Bindings: tools(map[string]coderuntime.Func{"id": func(_ context.Context, a any) (any, error) {
-					time.Sleep(10 * time.Millisecond)
-					return a, nil
+				Bindings: tools(map[string]coderuntime.Func{"id": func(ctx context.Context, a any) (any, error) {
+					return a, all(ctx)
 				}}),
 			})
 			if err != nil || res.Error != nil || jsonOf(t, res.Value) != fmt.Sprint(i) || len(res.Logs) != 1 {

@@ -5,6 +5,8 @@ package testwait
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 )
@@ -59,6 +61,32 @@ func Until(tb testing.TB, what string, cond func() bool) {
 			tb.Fatalf("gave up waiting for %s: %v", what, context.Cause(ctx))
 			return
 		case <-tick.C:
+		}
+	}
+}
+
+// Barrier returns a wait that n callers make: each returns once all n have arrived, so a
+// test can show that n operations run at once without timing them. A wait ends early with
+// an error when its ctx or Context(tb) ends first; it may be called from any goroutine.
+func Barrier(tb testing.TB, n int) func(ctx context.Context) error {
+	tb.Helper()
+	deadline := Context(tb)
+	all := make(chan struct{})
+	var mu sync.Mutex
+	arrived := 0
+	return func(ctx context.Context) error {
+		mu.Lock()
+		if arrived++; arrived == n {
+			close(all)
+		}
+		mu.Unlock()
+		select {
+		case <-all:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("barrier of %d: %w", n, context.Cause(ctx))
+		case <-deadline.Done():
+			return fmt.Errorf("barrier of %d: %w", n, context.Cause(deadline))
 		}
 	}
 }

@@ -64,3 +64,24 @@ func TestUntil(t *testing.T) {
 		t.Errorf("failure %q", e.failed)
 	}
 }
+
+func TestBarrier(t *testing.T) {
+	const n = 4
+	wait := Barrier(t, n)
+	errs := make(chan error, n)
+	for range n {
+		go func() { errs <- wait(context.Background()) }()
+	}
+	for range n {
+		if err := Recv(t, errs, "a barrier wait to end"); err != nil {
+			t.Errorf("wait = %v", err)
+		}
+	}
+	// A wait that never sees the others ends with its context, naming the barrier.
+	lone := Barrier(t, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := lone(ctx); err == nil || err.Error() != "barrier of 2: context canceled" {
+		t.Errorf("cancelled wait = %v", err)
+	}
+}
