@@ -43,19 +43,12 @@ var chatCommands = []string{"help", "model", "mode", "clear", "resume", "usage",
 // history it shows — and runs a turn for every message typed at the prompt.
 func runChat(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "chat", "[chat] [flags]")
-	resume := fs.String("resume", "", "continue the session with this id (or a unique prefix of it)")
-	cont := fs.Bool("continue", false, "continue this workspace's most recently active session")
-	moveHere := fs.Bool("cd", false, "with --resume/--continue: continue a session that ran in another directory here, and log the move")
-	workspace := fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to")
-	maxTokens := fs.Int("max-tokens", 0, "cap on each reply's tokens (0: the server's default)")
-	scriptFile := fs.String("script", "", "replay the assistant replies of this JSONL script instead of calling a model (see go doc ./llm/script)")
-	preset := approvalFlag(fs)
-	cf := addConfigFlags(fs)
+	sf := addSessionFlags(fs, e)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if err := checkApproval(*preset); err != nil {
+	if err := checkApproval(*sf.preset); err != nil {
 		return err
 	}
 	if len(pos) > 0 {
@@ -64,30 +57,15 @@ func runChat(ctx context.Context, e *env, args []string) error {
 	if e.stdin == nil || !xterm.IsTerminal(int(e.stdin.Fd())) {
 		return &usageError{`the chat needs a terminal on standard input; for scripts and pipes use dsh run "task" (or dsh run - to read the task from standard input)`}
 	}
-	if *resume != "" && *cont {
-		return &usageError{"--resume and --continue exclude each other"}
-	}
-	if *maxTokens < 0 {
-		return &usageError{fmt.Sprintf("--max-tokens must not be negative, got %d", *maxTokens)}
-	}
-	ws, err := workspaceDir(*workspace)
+	opts, err := sf.conversation(e)
 	if err != nil {
 		return err
 	}
-	c, err := loadConfig(e, ws, cf)
-	if err != nil {
-		return err
-	}
-	model, banner, err := newModel(c, *scriptFile, "")
-	if err != nil {
-		return err
-	}
+	opts.showHistory, opts.typedInput = true, true
 	ch := &chat{
-		e: e, out: e.stderr, scripted: *scriptFile != "",
-		opts: convOptions{config: c, workspace: ws, model: model, banner: banner, maxTokens: *maxTokens,
-			resume: *resume, continueLast: *cont, moveHere: *moveHere, showHistory: true, typedInput: true,
-			approval: *preset},
-		in: newLineReader(e.stdin, e.stderr),
+		e: e, out: e.stderr, scripted: *sf.scriptFile != "",
+		opts: opts,
+		in:   newLineReader(e.stdin, e.stderr),
 	}
 	// Approval questions are answered through the chat's own line reader: a prompter that
 	// read standard input on a goroutine of its own would take the chat's next message.

@@ -22,14 +22,7 @@ import (
 func runRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "run", `run [flags] "task" | -`)
 	asJSON := fs.Bool("json", false, "print the session events as JSON lines on standard output, then a summary object {\"type\":\"summary\",…}")
-	resume := fs.String("resume", "", "continue the session with this id (or a unique prefix of it)")
-	cont := fs.Bool("continue", false, "continue this workspace's most recently active session")
-	moveHere := fs.Bool("cd", false, "with --resume/--continue: continue a session that ran in another directory here, and log the move")
-	workspace := fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to")
-	maxTokens := fs.Int("max-tokens", 0, "cap on each reply's tokens (0: the server's default)")
-	scriptFile := fs.String("script", "", "replay the assistant replies of this JSONL script instead of calling a model (see go doc ./llm/script)")
-	preset := approvalFlag(fs)
-	cf := addConfigFlags(fs)
+	sf := addSessionFlags(fs, e)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -43,40 +36,23 @@ func runRun(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	if *resume != "" && *cont {
-		return &usageError{"--resume and --continue exclude each other"}
-	}
-	if err := checkApproval(*preset); err != nil {
-		return err
-	}
-	ws, err := workspaceDir(*workspace)
-	if err != nil {
-		return err
-	}
-	c, err := loadConfig(e, ws, cf)
-	if err != nil {
-		return err
-	}
-	if *maxTokens < 0 {
-		return &usageError{fmt.Sprintf("--max-tokens must not be negative, got %d", *maxTokens)}
-	}
-	model, banner, err := newModel(c, *scriptFile, "")
+	o, err := sf.conversation(e)
 	if err != nil {
 		return err
 	}
 	return runAgent(ctx, e, agentRun{
-		config:    c,
-		workspace: ws,
-		model:     model,
+		config:    o.config,
+		workspace: o.workspace,
+		model:     o.model,
 		task:      task,
-		resume:    *resume,
-		cont:      *cont,
-		moveHere:  *moveHere,
+		resume:    o.resume,
+		cont:      o.continueLast,
+		moveHere:  o.moveHere,
 		json:      *asJSON,
 		summary:   *asJSON,
-		banner:    banner,
-		maxTokens: *maxTokens,
-		approval:  *preset,
+		banner:    o.banner,
+		maxTokens: o.maxTokens,
+		approval:  o.approval,
 	})
 }
 
