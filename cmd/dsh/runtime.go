@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/dsh-go/dsh/agent"
 	"github.com/dsh-go/dsh/codemode"
@@ -161,7 +160,7 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 	if err != nil {
 		return nil, fmt.Errorf("protected paths: %w", err)
 	}
-	protected := sandboxReadOnly(prot)
+	protected := prot.Enforced()
 	shellCfg := shell.Config{Root: ws, Sandbox: c.ShellSandbox(), SpillDir: spillDir,
 		ReadOnlyPaths:  protected,
 		MaxProcesses:   c.Shell.MaxProcesses,
@@ -401,24 +400,3 @@ func redactConfig(c redact.Config, log session.Log) redact.Config {
 
 // redactEventType is the session event recording what the redaction policy did to a result.
 const redactEventType = "redact/applied"
-
-// sandboxReadOnly returns the protected paths a sandboxed command gets read-only: every
-// protected path the user did not open. A path opened inside a protected directory (say
-// .git/hooks) opens it to the file tools only; commands under the sandbox can write it
-// once its whole protected directory is opened.
-func sandboxReadOnly(prot *protect.Set) []string {
-	var out []string
-	for _, p := range prot.Paths() {
-		opened := false
-		for _, o := range prot.Opened() {
-			if o == p || strings.HasPrefix(p, o+string(filepath.Separator)) {
-				opened = true
-				break
-			}
-		}
-		if !opened {
-			out = append(out, p)
-		}
-	}
-	return out
-}

@@ -125,6 +125,26 @@ func (s *Set) Opened() []string {
 	return out
 }
 
+// Enforced returns the protected paths no opened path covers, absolute and clean: what a
+// sandbox mounts read-only. A path opened inside a protected one (say .git/hooks) leaves
+// that protected path in the list, since a read-only mount cannot have a writable hole.
+func (s *Set) Enforced() []string {
+	var out []string
+	for _, e := range s.protected {
+		opened := false
+		for _, o := range s.open {
+			if o.path == e.path || strings.HasPrefix(e.path, o.path+string(filepath.Separator)) {
+				opened = true
+				break
+			}
+		}
+		if !opened {
+			out = append(out, e.path)
+		}
+	}
+	return out
+}
+
 // Covering returns the protected path that covers p, which must be absolute, or "" when p
 // is not protected or lies in an opened path. p is checked as spelled and with its symbolic
 // links resolved (as far as it exists), so one call covers both spellings.

@@ -251,3 +251,26 @@ func FuzzGitFile(f *testing.F) {
 		}
 	})
 }
+
+// TestEnforced: a protected path an opened path equals or contains is no longer enforced;
+// one opened only inside it stays enforced (a read-only mount cannot have a writable hole).
+func TestEnforced(t *testing.T) {
+	ws, home := tempDir(t), tempDir(t)
+	mkdir(t, filepath.Join(ws, ".git", "hooks"))
+	for _, tt := range []struct {
+		name string
+		open []string
+		want []string
+	}{
+		{"nothing opened", nil, []string{filepath.Join(ws, ".git"), filepath.Join(ws, ".dsh"), home}},
+		{".dsh opened", []string{".dsh"}, []string{filepath.Join(ws, ".git"), home}},
+		{"inside .git opened", []string{".git/hooks"}, []string{filepath.Join(ws, ".git"), filepath.Join(ws, ".dsh"), home}},
+		{"the workspace opened", []string{"."}, []string{home}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := mustNew(t, Config{Workspace: ws, Home: home, Open: tt.open}).Enforced(); !slices.Equal(got, tt.want) {
+				t.Errorf("Enforced = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
