@@ -104,8 +104,8 @@ func runWorker(in io.Reader, out io.Writer, process bool, now func() time.Time) 
 		for {
 			line, err := fr.next()
 			if err != nil {
+				w.interrupt() // closed first: a wait woken by the close must see it
 				w.inbox.close()
-				w.interrupt()
 				return
 			}
 			var f hostFrame
@@ -327,6 +327,7 @@ func (w *worker) wait() bool {
 	}
 	select {
 	case <-w.inbox.ready:
+	case <-w.inbox.done:
 	case <-due:
 	}
 	if w.closed.Load() {
@@ -498,10 +499,14 @@ func (h *timerHeap) Pop() any {
 type inbox struct {
 	mu     sync.Mutex
 	frames []hostFrame
-	ready  chan struct{} // has a token while frames is non-empty or the inbox is closed
+	ready  chan struct{} // has a token while frames is non-empty
+	done   chan struct{} // closed with the input, so every later wait wakes too
+	once   sync.Once
 }
 
-func newInbox() *inbox { return &inbox{ready: make(chan struct{}, 1)} }
+func newInbox() *inbox {
+	return &inbox{ready: make(chan struct{}, 1), done: make(chan struct{})}
+}
 
 func (ib *inbox) put(f hostFrame) {
 	ib.mu.Lock()
@@ -513,12 +518,7 @@ func (ib *inbox) put(f hostFrame) {
 	}
 }
 
-func (ib *inbox) close() {
-	select {
-	case ib.ready <- struct{}{}:
-	default:
-	}
-}
+func (ib *inbox) close() { ib.once.Do(func() { close(ib.done) }) }
 
 func (ib *inbox) take() []hostFrame {
 	ib.mu.Lock()
