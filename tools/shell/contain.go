@@ -287,6 +287,91 @@ func (f *family) reap() {
 	}
 }
 
+// Orphans: being a child subreaper is a state of the whole process, so every orphan among
+// its descendants is re-parented to it: one that escaped containment (see
+// TestScrubbedEscapeNeedsCgroup) and dies later, or a grandchild of a process some other
+// package started. Nobody would ever wait for such a zombie, so the runner reaps them when
+// a command settles and when it closes. It must not reap a child that os/exec started and
+// will wait for itself: those are told apart by the pidfd os/exec holds for each child it
+// started, from the fork until the child is waited for. Where this process holds no pidfd
+// for the runner's own guard process, the distinction cannot be made and orphans are left
+// alone.
+
+// heldPidfds returns the processes this process holds a pidfd of. ok is false when the file
+// descriptor table cannot be read.
+func heldPidfds() (pids map[int]bool, ok bool) {
+	d, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return nil, false
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, false
+	}
+	pids = map[int]bool{}
+	for _, n := range names {
+		link, err := os.Readlink("/proc/self/fd/" + n)
+		if err != nil || !strings.Contains(link, "pidfd") {
+			continue
+		}
+		info, err := os.ReadFile("/proc/self/fdinfo/" + n)
+		if err != nil {
+			continue
+		}
+		for line := range strings.SplitSeq(string(info), "\n") {
+			if v, ok := strings.CutPrefix(line, "Pid:"); ok {
+				if pid, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && pid > 0 {
+					pids[pid] = true
+				}
+			}
+		}
+	}
+	return pids, true
+}
+
+// pidfdsTell reports whether this process's pidfds tell the children os/exec waits for
+// apart from orphans: it holds one for child, a live child os/exec started.
+func pidfdsTell(child int) bool {
+	held, ok := heldPidfds()
+	return ok && held[child]
+}
+
+// reapOrphans reaps this process's zombie children for which it holds no pidfd: orphans
+// re-parented to it, which nobody else waits for. Call it only where pidfdsTell holds.
+func reapOrphans() {
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); err != nil || info.Signo == 0 {
+		return
+	}
+	// The zombies first, the pidfds second: a child os/exec starts after the pidfd scan
+	// cannot be among zombies found before it.
+	entries, ok := readProc()
+	if !ok {
+		return
+	}
+	self := os.Getpid()
+	var zombies []int
+	for _, e := range entries {
+		if e.ppid == self && !e.live() {
+			zombies = append(zombies, e.pid)
+		}
+	}
+	if len(zombies) == 0 {
+		return
+	}
+	held, ok := heldPidfds()
+	if !ok {
+		return
+	}
+	for _, pid := range zombies {
+		if !held[pid] {
+			var ws unix.WaitStatus
+			_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		}
+	}
+}
+
 // limits are the resource limits of one command; a value <= 0 means none.
 type limits struct {
 	procs  int
@@ -566,6 +651,9 @@ func (g *guard) track(pgid int, add bool) {
 	}
 	_, _ = g.pipe.WriteString(op + strconv.Itoa(pgid) + "\n")
 }
+
+// pid returns the guard's process id.
+func (g *guard) pid() int { return g.cmd.Process.Pid }
 
 // close releases the guard, which kills whatever is left, and waits for it.
 func (g *guard) close() {

@@ -4,8 +4,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dsh-go/dsh/internal/testwait"
@@ -118,9 +120,65 @@ func TestScrubbedEscapeNeedsCgroup(t *testing.T) {
 	if len(pids) != 1 {
 		t.Fatalf("want the escaped process alive, got %v", pids)
 	}
-	p, _ := os.FindProcess(pids[0])
-	p.Kill()
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
 	waitNoProcess(t, marker)
+}
+
+// TestOrphansAreReaped: an orphan re-parented to this process that no command claims (it
+// left the group and scrubbed its environment, without cgroups) and dies later is reaped
+// when the next command settles, and again at Close; a child os/exec started and has not
+// waited for yet is left to os/exec, whose Wait still reports its exit status.
+func TestOrphansAreReaped(t *testing.T) {
+	r, err := NewRunner(Config{Root: t.TempDir(), SpillDir: t.TempDir(), Grace: testGrace, DisableCgroups: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if !r.reapOrphans {
+		t.Fatal("this process holds no pidfd for the guard process: orphans cannot be told from os/exec's children here")
+	}
+	escape := func() int {
+		t.Helper()
+		marker := uniqueSleep(t)
+		command := "setsid env -i /bin/sleep " + marker + " </dev/null >/dev/null 2>&1 & pid=$!; until [ \"$(cat /proc/$pid/comm)\" = sleep ]; do :; done; echo $pid"
+		res, err := r.Run(t.Context(), Request{Command: command})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid := atoi(t, res.Stdout.Text)
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		testwait.Until(t, "the escaped process to be a zombie", func() bool { return slices.Contains(ownZombies(), pid) })
+		return pid
+	}
+	// A child of os/exec's, exited and not yet waited for.
+	child := exec.Command("/bin/sh", "-c", "exit 7")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, "the os/exec child to exit", func() bool { return slices.Contains(ownZombies(), child.Process.Pid) })
+
+	orphan := escape()
+	if _, err := r.Run(t.Context(), Request{Command: "true"}); err != nil {
+		t.Fatal(err)
+	}
+	if z := ownZombies(); slices.Contains(z, orphan) {
+		t.Errorf("the orphan %d is still a zombie after the next command", orphan)
+	}
+	if z := ownZombies(); !slices.Contains(z, child.Process.Pid) {
+		t.Errorf("os/exec's child %d was reaped by the runner (zombies: %v)", child.Process.Pid, z)
+	}
+	orphan = escape()
+	r.Close()
+	if z := ownZombies(); slices.Contains(z, orphan) {
+		t.Errorf("the orphan %d is still a zombie after Close", orphan)
+	}
+	if err := child.Wait(); err == nil || child.ProcessState == nil || child.ProcessState.ExitCode() != 7 {
+		t.Errorf("os/exec's Wait = %v, state %v; want exit status 7", err, child.ProcessState)
+	}
 }
 
 // TestBackgroundJobsAreContained: killing a background job ends what it started outside

@@ -78,8 +78,8 @@ type process struct {
 	done    chan struct{} // closed when the group is gone and the output settled
 	state   *os.ProcessState
 	waitErr error
-	// signalExit: see spawnSpec.
-	signalExit bool
+	// signalExit and reapOrphans: see spawnSpec.
+	signalExit, reapOrphans bool
 }
 
 // spawnSpec describes a command to start.
@@ -97,6 +97,8 @@ type spawnSpec struct {
 	// signal n as exit status 128+n, as a shell's $? does; exit turns that back into the
 	// signal's name.
 	signalExit bool
+	// reapOrphans says to reap this process's orphaned zombies once the command settles.
+	reapOrphans bool
 }
 
 // spawn starts argv in a new process group with stdin from /dev/null and stdout and
@@ -136,7 +138,8 @@ func spawn(s spawnSpec) (*process, error) {
 		exited: make(chan struct{}),
 		done:   make(chan struct{}),
 
-		signalExit: s.signalExit,
+		signalExit:  s.signalExit,
+		reapOrphans: s.reapOrphans,
 	}
 	started := make(chan error, 1)
 	// The parent-death signal fires when the OS thread that forked the child exits, not
@@ -200,6 +203,9 @@ func (p *process) settle() {
 	}
 	p.group.markGone()
 	fam.reap()
+	if p.reapOrphans {
+		reapOrphans()
+	}
 	if p.guard != nil {
 		p.guard.track(fam.pgid, false)
 	}

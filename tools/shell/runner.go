@@ -137,6 +137,9 @@ type Runner struct {
 	guardMu sync.Mutex
 	guard   *guard
 	closed  bool
+	// reapOrphans: this process's pidfds tell os/exec's children from orphans, so the
+	// runner reaps orphans (see reapOrphans).
+	reapOrphans bool
 
 	spillDir string
 	spillMu  sync.Mutex
@@ -228,6 +231,7 @@ func NewRunner(cfg Config) (*Runner, error) {
 	if r.guard, err = startGuard(cgPath, markerVar+"="+r.id+"-"); err != nil {
 		return nil, err
 	}
+	r.reapOrphans = pidfdsTell(r.guard.pid())
 	if cgPath != "" {
 		if cg, err := openCgroups(cfg.CgroupParent, cgName); err != nil {
 			r.cgroupErr = err.Error()
@@ -304,6 +308,9 @@ func (r *Runner) Close() error {
 	}
 	if r.cgroups != nil {
 		_ = os.Remove(r.cgroups.dir)
+	}
+	if r.reapOrphans {
+		reapOrphans()
 	}
 	return nil
 }
@@ -506,7 +513,8 @@ func (r *Runner) spawn(req Request) (*process, error) {
 		cg:     cg,
 		guard:  g,
 
-		signalExit: r.sandbox == SandboxBwrap,
+		signalExit:  r.sandbox == SandboxBwrap,
+		reapOrphans: r.reapOrphans,
 	})
 	if err != nil && cg != nil {
 		cg.remove()
