@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -69,11 +71,18 @@ func TestBashValue(t *testing.T) {
 	}
 }
 
+// TestBashTimeout: when the timeout expires the command's group gets SIGTERM, and the
+// result reports the timeout (as requested) and the signal. The test expires the timeout
+// itself once the command has started.
 func TestBashTimeout(t *testing.T) {
-	reg, _ := setup(t, Config{})
+	reg, tools := setup(t, Config{})
+	clock := useManualClock(tools.Runner)
 	sleep := uniqueSleep(t)
 	pidFile, pidLine := signalFifo(t)
-	res := call(t, reg, "bash", bashArgs("echo $$ > "+pidFile+"; echo started; sleep "+sleep, `"timeoutMs":300`))
+	done := goCall(reg, "bash", bashArgs("echo started; echo $$ > "+pidFile+"; sleep "+sleep, `"timeoutMs":300`))
+	pgid := atoi(t, pidLine())
+	clock.timeout(t)
+	res := testwait.Recv(t, done, "the timed-out call's result")
 	f := foreground(t, res)
 	if want := "started\n[timed out after 300ms]\n[killed by signal: SIGTERM]"; text(t, res) != want {
 		t.Errorf("text = %q, want %q", text(t, res), want)
@@ -81,35 +90,70 @@ func TestBashTimeout(t *testing.T) {
 	if !f.TimedOut || f.Aborted || f.ExitCode != nil || f.Signal == nil || *f.Signal != "SIGTERM" || f.TimeoutMs != 300 {
 		t.Errorf("value = %+v", f)
 	}
-	assertGroupGone(t, atoi(t, pidLine()))
+	if got := clock.timeouts(); !slices.Equal(got, []time.Duration{300 * time.Millisecond}) {
+		t.Errorf("timeouts armed = %v, want [300ms]", got)
+	}
+	assertGroupGone(t, pgid)
 	assertNoProcess(t, sleep)
 }
 
-// TestBashIgnoresSIGTERM: a command that ignores SIGTERM is killed with SIGKILL after the
-// grace period, and so are its children.
+// TestBashIgnoresSIGTERM: a command that ignores SIGTERM is killed with SIGKILL when the
+// grace period ends, and so are its children. The test ends the grace period itself, once
+// SIGTERM has been sent and the kill armed.
 func TestBashIgnoresSIGTERM(t *testing.T) {
-	reg, _ := setup(t, Config{})
+	reg, tools := setup(t, Config{})
+	clock := useManualClock(tools.Runner)
 	pidFile, pidLine := signalFifo(t)
 	sleep := uniqueSleep(t)
-	res := call(t, reg, "bash", bashArgs("trap '' TERM; echo $$ > "+pidFile+"; sleep "+sleep+" & sleep "+sleep+"; echo survived", `"timeoutMs":200`))
+	done := goCall(reg, "bash", bashArgs("trap '' TERM; sleep "+sleep+" & echo $$ > "+pidFile+"; sleep "+sleep+"; echo survived", `"timeoutMs":200`))
+	pgid := atoi(t, pidLine())
+	clock.timeout(t)
+	kill := testwait.Recv(t, clock.armed, "the kill after SIGTERM to be armed")
+	if kill.grace != testGrace {
+		t.Errorf("grace period = %v, want %v", kill.grace, testGrace)
+	}
+	// SIGTERM has been sent and is ignored: the command is still there.
+	if live, _ := liveMembers(pgid); !live {
+		t.Errorf("process group %d is gone before the grace period ended:\n%s", pgid, psGroup(pgid))
+	}
+	select {
+	case res := <-done:
+		t.Fatalf("the call returned before the grace period ended: %q", text(t, res))
+	default:
+	}
+	kill.fire()
+	res := testwait.Recv(t, done, "the killed call's result")
 	if want := "(no output)\n[timed out after 200ms]\n[killed by signal: SIGKILL]"; text(t, res) != want {
 		t.Errorf("text = %q, want %q", text(t, res), want)
 	}
-	assertGroupGone(t, atoi(t, pidLine()))
+	assertGroupGone(t, pgid)
 	assertNoProcess(t, sleep)
 }
 
 // TestBashTrapsSIGTERMAndExits: a command that handles SIGTERM and exits 0 after the
-// timeout still reports the timeout.
+// timeout still reports the timeout, and the kill armed after SIGTERM is disarmed.
 func TestBashTrapsSIGTERMAndExits(t *testing.T) {
-	reg, _ := setup(t, Config{})
-	res := call(t, reg, "bash", bashArgs("trap 'echo bye; exit 0' TERM; while :; do sleep 0.02; done", `"timeoutMs":200`))
+	reg, tools := setup(t, Config{})
+	clock := useManualClock(tools.Runner)
+	pidFile, pidLine := signalFifo(t)
+	done := goCall(reg, "bash", bashArgs("trap 'echo bye; exit 0' TERM; echo $$ > "+pidFile+"; while :; do sleep 0.02; done", `"timeoutMs":200`))
+	pidLine()
+	clock.timeout(t)
+	kill := testwait.Recv(t, clock.armed, "the kill after SIGTERM to be armed")
+	res := testwait.Recv(t, done, "the timed-out call's result")
 	f := foreground(t, res)
-	if !f.TimedOut {
-		t.Errorf("timedOut = false")
+	if !f.TimedOut || f.ExitCode == nil || *f.ExitCode != 0 {
+		t.Errorf("value = %+v", f)
 	}
-	if got := text(t, res); !strings.HasSuffix(got, "[timed out after 200ms]") || strings.Contains(got, "[exit code") || strings.Contains(got, "[killed") {
+	// bash may also report the loop's sleep that SIGTERM ended ("Terminated").
+	if got := text(t, res); !strings.HasPrefix(got, "bye\n") || !strings.HasSuffix(got, "[timed out after 200ms]") || strings.Contains(got, "[exit code") || strings.Contains(got, "[killed") {
 		t.Errorf("text = %q", got)
+	}
+	kill.mu.Lock()
+	stopped := kill.stopped
+	kill.mu.Unlock()
+	if !stopped {
+		t.Error("the kill armed after SIGTERM was not disarmed when the command ended")
 	}
 }
 
@@ -131,16 +175,31 @@ func TestBashChildrenDoNotOutliveTheCommand(t *testing.T) {
 // TestBashForkBombUnderTimeout: an exponential fork (bounded, for the machine's sake) is
 // stopped as a whole when the timeout fires.
 func TestBashForkBombUnderTimeout(t *testing.T) {
-	reg, _ := setup(t, Config{})
+	reg, tools := setup(t, Config{})
 	pidFile, pidLine := signalFifo(t)
 	sleep := uniqueSleep(t)
-	script := "echo $$ > " + pidFile + "; bomb() { if [ $1 -gt 0 ]; then bomb $(($1-1)) & bomb $(($1-1)) & fi; sleep " + sleep + "; }; bomb 7"
-	res := call(t, reg, "bash", bashArgs(script, `"timeoutMs":1500`))
+	clock := useManualClock(tools.Runner)
+	script := "echo $$ > " + pidFile + "; bomb() { if [ $1 -gt 0 ]; then bomb $(($1-1)) & bomb $(($1-1)) & else echo leaf > " + pidFile + "; fi; sleep " + sleep + "; }; bomb 7"
+	done := goCall(reg, "bash", bashArgs(script, `"timeoutMs":1500`))
+	pgid := atoi(t, pidLine())
+	// The timeout expires while the bomb is spreading: once it is 8 processes deep.
+	if line := pidLine(); line != "leaf" {
+		t.Fatalf("the fork bomb wrote %q, want leaf", line)
+	}
+	clock.timeout(t)
+	// Whatever ignores SIGTERM while forking is killed after the grace period.
+	go func() {
+		for kill := range clock.armed {
+			kill.fire()
+		}
+	}()
+	res := testwait.Recv(t, done, "the timed-out call's result")
+	close(clock.armed)
 	f := foreground(t, res)
 	if !f.TimedOut {
 		t.Errorf("value = %+v", f)
 	}
-	assertGroupGone(t, atoi(t, pidLine()))
+	assertGroupGone(t, pgid)
 	assertNoProcess(t, sleep)
 }
 

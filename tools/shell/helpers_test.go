@@ -5,8 +5,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -255,4 +257,78 @@ func parseStat(data []byte) (state byte, pgrp string, ok bool) {
 		return 0, "", false
 	}
 	return f[0][0], string(f[2]), true
+}
+
+// manualClock replaces a runner's timers so that a test decides when a foreground timeout
+// expires and when a grace period ends, at a point it chooses, instead of racing a short
+// real interval against the machine's load.
+type manualClock struct {
+	expire chan time.Time  // what every timeout the runner arms waits on
+	armed  chan *armedKill // each kill armed after SIGTERM, in order
+	mu     sync.Mutex
+	asked  []time.Duration // the timeouts armed
+}
+
+// armedKill is a kill the runner armed after sending SIGTERM.
+type armedKill struct {
+	grace time.Duration
+	f     func()
+
+	mu      sync.Mutex
+	stopped bool
+}
+
+// fire ends the grace period: the kill runs unless the runner disarmed it.
+func (a *armedKill) fire() {
+	a.mu.Lock()
+	stopped := a.stopped
+	a.mu.Unlock()
+	if !stopped {
+		a.f()
+	}
+}
+
+// useManualClock installs a manualClock in r; call it before r runs anything.
+func useManualClock(r *Runner) *manualClock {
+	c := &manualClock{expire: make(chan time.Time, 1), armed: make(chan *armedKill, 64)}
+	r.timer = func(d time.Duration) (<-chan time.Time, func()) {
+		c.mu.Lock()
+		c.asked = append(c.asked, d)
+		c.mu.Unlock()
+		return c.expire, func() {}
+	}
+	r.afterFunc = func(d time.Duration, f func()) func() {
+		a := &armedKill{grace: d, f: f}
+		c.armed <- a
+		return func() {
+			a.mu.Lock()
+			a.stopped = true
+			a.mu.Unlock()
+		}
+	}
+	return c
+}
+
+// timeout makes the running command's timeout expire.
+func (c *manualClock) timeout(t testing.TB) {
+	t.Helper()
+	select {
+	case c.expire <- time.Time{}:
+	case <-testwait.Context(t).Done():
+		t.Fatal("gave up expiring the timeout: one is pending already")
+	}
+}
+
+// timeouts returns the timeouts the runner armed.
+func (c *manualClock) timeouts() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.asked)
+}
+
+// goCall runs a call in its own goroutine and returns the channel its result arrives on.
+func goCall(reg *tool.Registry, name, args string) <-chan *tool.Result {
+	done := make(chan *tool.Result, 1)
+	go func() { done <- callCtx(context.Background(), reg, nil, name, args) }()
+	return done
 }

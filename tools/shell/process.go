@@ -23,11 +23,12 @@ const pollInterval = 10 * time.Millisecond
 type group struct {
 	fam   *family
 	grace time.Duration
+	after afterFunc // arms the SIGKILL that follows SIGTERM
 
 	mu       sync.Mutex
 	termSent bool
 	gone     bool
-	killer   *time.Timer
+	stopKill func() // disarms it; nil until armed
 }
 
 // terminate sends SIGTERM to the command's processes and, when some are still alive after
@@ -40,7 +41,7 @@ func (g *group) terminate() {
 	}
 	g.termSent = true
 	g.fam.signal(syscall.SIGTERM)
-	g.killer = time.AfterFunc(g.grace, g.forceKill)
+	g.stopKill = g.after(g.grace, g.forceKill)
 }
 
 // forceKill sends SIGKILL to the command's processes unless they are known to be gone.
@@ -58,8 +59,8 @@ func (g *group) markGone() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.gone = true
-	if g.killer != nil {
-		g.killer.Stop()
+	if g.stopKill != nil {
+		g.stopKill()
 	}
 }
 
@@ -90,9 +91,10 @@ type spawnSpec struct {
 	stdout *collector
 	stderr *collector
 	grace  time.Duration
-	marker string  // markerVar=value, added to env
-	cg     *cgroup // the command's cgroup, or nil
-	guard  *guard  // told about the process group, or nil
+	after  afterFunc // arms the kill after the grace period; nil is time.AfterFunc
+	marker string    // markerVar=value, added to env
+	cg     *cgroup   // the command's cgroup, or nil
+	guard  *guard    // told about the process group, or nil
 	// signalExit says argv is a supervisor (bubblewrap) that reports a command killed by
 	// signal n as exit status 128+n, as a shell's $? does; exit turns that back into the
 	// signal's name.
@@ -159,7 +161,11 @@ func spawn(s spawnSpec) (*process, error) {
 			return
 		}
 		pid := cmd.Process.Pid
-		p.group = &group{fam: &family{leader: pid, pgid: pid, marker: s.marker, cg: s.cg, start: startTime(pid)}, grace: s.grace}
+		after := s.after
+		if after == nil {
+			after = realAfterFunc
+		}
+		p.group = &group{fam: &family{leader: pid, pgid: pid, marker: s.marker, cg: s.cg, start: startTime(pid)}, grace: s.grace, after: after}
 		if p.guard != nil {
 			p.guard.track(pid, true)
 		}

@@ -137,6 +137,12 @@ type Runner struct {
 	guardMu sync.Mutex
 	guard   *guard
 	closed  bool
+	// timer arms a foreground command's timeout and afterFunc the kill that follows
+	// SIGTERM after the grace period. They are real timers; tests replace them to decide
+	// when a timeout or a grace period ends instead of racing a short real one against the
+	// machine's load.
+	timer     timerFunc
+	afterFunc afterFunc
 	// reapOrphans: this process's pidfds tell os/exec's children from orphans, so the
 	// runner reaps orphans (see reapOrphans).
 	reapOrphans bool
@@ -177,6 +183,8 @@ func NewRunner(cfg Config) (*Runner, error) {
 		grace:      orDefault(cfg.Grace, DefaultGrace),
 		spillDir:   cfg.SpillDir,
 		id:         newRunnerID(),
+		timer:      realTimer,
+		afterFunc:  realAfterFunc,
 	}
 	for name, v := range map[string]int64{
 		"Timeout": int64(r.timeout), "MaxTimeout": int64(r.maxTimeout), "MaxOutputBytes": int64(r.maxOutput),
@@ -323,6 +331,25 @@ func (r *Runner) liveGuard() (*guard, error) {
 		return nil, errClosed
 	}
 	return r.guard, nil
+}
+
+// timerFunc starts a timer of d and returns the channel it fires on and a function that
+// stops it.
+type timerFunc func(d time.Duration) (<-chan time.Time, func())
+
+// realTimer is a timerFunc backed by time.NewTimer.
+func realTimer(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTimer(d)
+	return t.C, func() { t.Stop() }
+}
+
+// afterFunc calls f in its own goroutine after d, unless the returned stop is called first.
+type afterFunc func(d time.Duration, f func()) (stop func())
+
+// realAfterFunc is an afterFunc backed by time.AfterFunc.
+func realAfterFunc(d time.Duration, f func()) func() {
+	t := time.AfterFunc(d, f)
+	return func() { t.Stop() }
 }
 
 func orDefault[T int | int64 | time.Duration](v, def T) T {
@@ -509,6 +536,7 @@ func (r *Runner) spawn(req Request) (*process, error) {
 		stdout: stdout,
 		stderr: stderr,
 		grace:  r.grace,
+		after:  r.afterFunc,
 		marker: markerVar + "=" + r.id + "-" + strconv.FormatInt(r.seq.Add(1), 10),
 		cg:     cg,
 		guard:  g,
@@ -536,11 +564,11 @@ func (r *Runner) Run(ctx context.Context, req Request) (*RunResult, error) {
 		return nil, fmt.Errorf("cannot start the command: %w", err)
 	}
 	res := &RunResult{Timeout: timeout}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
+	expired, stop := r.timer(timeout)
+	defer stop()
 	select {
 	case <-p.exited:
-	case <-timer.C:
+	case <-expired:
 		res.TimedOut = true
 		p.kill()
 	case <-ctx.Done():
