@@ -16,6 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -124,10 +125,11 @@ func TestServerEverythingOverHTTP(t *testing.T) {
 	}()
 	select {
 	case <-ready:
-	case <-time.After(30 * time.Second):
+	case <-testwait.Context(t).Done():
 		t.Fatal("server-everything did not start")
 	}
-	e := newEnv(t, mcp.Options{})
+	client, received := tapHTTP(nil)
+	e := newEnv(t, mcp.Options{HTTPClient: client})
 	m := e.mount("everything", mcp.ServerConfig{URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port)})
 	if len(m.Tools()) < 12 {
 		t.Fatalf("tools over HTTP: %v (%v)", m.Tools(), m.Err())
@@ -137,7 +139,7 @@ func TestServerEverythingOverHTTP(t *testing.T) {
 		t.Fatalf("get-sum over HTTP: %+v", res)
 	}
 	// Only the cancellation can end an operation this long.
-	if res := e.cancelledCall(t, "mcp__everything__trigger-long-running-operation", `{"duration":3600,"steps":1}`); code(res) != tool.CodeAborted {
+	if res := e.cancelledCall(t, "mcp__everything__trigger-long-running-operation", `{"duration":3600,"steps":1}`, received); code(res) != tool.CodeAborted {
 		t.Fatalf("cancelled over HTTP: %+v", res)
 	}
 	m.Close()

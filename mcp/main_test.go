@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,14 +85,6 @@ func newEnv(t *testing.T, opts mcp.Options) *env {
 	if opts.ShutdownGrace == 0 {
 		opts.ShutdownGrace = 200 * time.Millisecond
 	}
-	// cancelledCall's calls are cancelled a moment after their dispatch began.
-	reg.WrapExecute(func(ctx context.Context, _ *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
-		if cancel, ok := ctx.Value(cancelKey{}).(context.CancelFunc); ok {
-			stop := time.AfterFunc(300*time.Millisecond, cancel)
-			defer stop.Stop()
-		}
-		return next(ctx)
-	})
 	h := mcp.NewHost(reg.Global(), opts)
 	t.Cleanup(func() { h.Close() })
 	return &env{t: t, reg: reg, host: h, log: lb}
@@ -128,21 +123,80 @@ func (e *env) call(ctx context.Context, name, args string) *tool.Result {
 	return e.reg.Execute(ctx, tool.Input{CallID: "c1", Name: name, Args: tool.ParseArguments(args)})
 }
 
-type cancelKey struct{}
-
-// cancelledCall runs a call that the caller cancels a moment after its dispatch began
-// (after Prepare, so the result is ABORTED whenever the cancellation lands), and fails the
-// test if the call does not return within the test's deadline.
-func (e *env) cancelledCall(t *testing.T, name, args string) *tool.Result {
+// cancelledCall runs a call and cancels it once the server has received it: received
+// counts the tools/call requests that reached the server (see tapStdio and tapHTTP), so
+// the cancellation lands after the dispatch began, however loaded the machine is, and the
+// result is ABORTED. It fails the test if the call returns before the server received it
+// or does not return within the test's deadline.
+func (e *env) cancelledCall(t *testing.T, name, args string, received func() int) *tool.Result {
 	t.Helper()
+	before := received()
 	ctx, cancel := context.WithCancel(t.Context())
-	ctx = context.WithValue(ctx, cancelKey{}, context.CancelFunc(cancel))
 	done := make(chan *tool.Result, 1)
 	go func() {
 		defer cancel()
 		done <- e.call(ctx, name, args)
 	}()
+	wait := testwait.Context(t)
+	for received() == before {
+		select {
+		case res := <-done:
+			t.Fatalf("the call returned before the server received it: %+v", res)
+		case <-wait.Done():
+			t.Fatalf("gave up waiting for the server to receive the call: %v", context.Cause(wait))
+		case <-time.After(time.Millisecond): // polls the tap; the wait is bounded by wait
+		}
+	}
+	cancel()
 	return testwait.Recv(t, done, "the cancelled call to return")
+}
+
+// tapStdio makes cfg's stdio server read its input through tee, which copies it to a file,
+// and returns a count of the tools/call requests that reached the server so far.
+func tapStdio(t *testing.T, cfg mcp.ServerConfig) (mcp.ServerConfig, func() int) {
+	t.Helper()
+	wire := filepath.Join(t.TempDir(), "wire")
+	argv := append([]string{cfg.Command}, cfg.Args...)
+	cfg.Args = append([]string{"-c", `tee -a "$0" | exec "$@"`, wire}, argv...)
+	cfg.Command = "/bin/sh"
+	return cfg, func() int {
+		b, _ := os.ReadFile(wire)
+		return bytes.Count(b, []byte(`"method":"tools/call"`))
+	}
+}
+
+// tapHTTP wraps base (nil: http.DefaultTransport) and returns a client and a count of the
+// tools/call requests the server answered with response headers, that is, took.
+func tapHTTP(base http.RoundTripper) (*http.Client, func() int) {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	tap := &httpTap{base: base}
+	return &http.Client{Transport: tap}, func() int { return int(tap.calls.Load()) }
+}
+
+type httpTap struct {
+	base  http.RoundTripper
+	calls atomic.Int64
+}
+
+func (h *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
+	isCall := false
+	if req.Body != nil {
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("tap: read the request body: %w", err)
+		}
+		isCall = bytes.Contains(body, []byte(`"method":"tools/call"`))
+		req = req.Clone(req.Context())
+		req.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	res, err := h.base.RoundTrip(req)
+	if err == nil && isCall && res.StatusCode == http.StatusOK {
+		h.calls.Add(1)
+	}
+	return res, err
 }
 
 // text returns the text of a one-text-block result.

@@ -116,21 +116,23 @@ func TestServerEverything(t *testing.T) {
 
 func TestServerEverythingCancellation(t *testing.T) {
 	e := newEnv(t, mcp.Options{})
-	m := e.mount("everything", everythingConfig(t))
+	cfg, received := tapStdio(t, everythingConfig(t))
+	m := e.mount("everything", cfg)
 	// An operation far longer than the test may run: only the cancellation can end the
 	// call, so the call returning at all shows dsh did not wait for the operation.
-	if res := e.cancelledCall(t, "mcp__everything__trigger-long-running-operation", `{"duration":3600,"steps":1}`); code(res) != tool.CodeAborted {
+	if res := e.cancelledCall(t, "mcp__everything__trigger-long-running-operation", `{"duration":3600,"steps":1}`, received); code(res) != tool.CodeAborted {
 		t.Fatalf("cancelled call: %+v", res)
 	}
 
 	// The server received notifications/cancelled: the TypeScript SDK aborts the request and
-	// never sends its response. An operation of 1 s is cancelled, then one of 2 s runs to
-	// completion; the server would have answered the first (started earlier, shorter) before
-	// the second, and the host notes a late answer to an abandoned request.
-	if res := e.cancelledCall(t, "mcp__everything__trigger-long-running-operation", `{"duration":1,"steps":1}`); code(res) != tool.CodeAborted {
+	// never sends its response. An operation of 2 s is cancelled as soon as the server has
+	// read the request (the notification follows it on the same pipe), then one of 3 s runs
+	// to completion; the server would have answered the first (started earlier, shorter)
+	// before the second, and the host notes a late answer to an abandoned request.
+	if res := e.cancelledCall(t, "mcp__everything__trigger-long-running-operation", `{"duration":2,"steps":1}`, received); code(res) != tool.CodeAborted {
 		t.Fatalf("cancelled call: %+v", res)
 	}
-	if res := e.call(t.Context(), "mcp__everything__trigger-long-running-operation", `{"duration":2,"steps":1}`); res.IsError {
+	if res := e.call(t.Context(), "mcp__everything__trigger-long-running-operation", `{"duration":3,"steps":1}`); res.IsError {
 		t.Fatalf("uncancelled operation: %+v", res.Error)
 	}
 	for _, n := range m.Notes() {
