@@ -149,7 +149,7 @@ func connectInMemory(t *testing.T, s *mcp.Server, opts *sdk.ClientOptions) *sdk.
 	t.Cleanup(func() {
 		cs.Close()
 		cancel()
-		<-served
+		testwait.Recv(t, served, "the server to stop serving")
 	})
 	return cs
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/tool"
 )
 
@@ -45,9 +46,11 @@ func TestLiveOutputAndPartialOutputOnCancel(t *testing.T) {
 	case <-sink.arrive: // the output arrived while the command still runs
 	case res := <-done:
 		t.Fatalf("the command ended before its output was streamed: %+v", res)
+	case <-testwait.Context(t).Done():
+		t.Fatal("gave up waiting for the live output")
 	}
 	cancel()
-	res := <-done
+	res := testwait.Recv(t, done, "the cancelled call's result")
 	if !res.IsError || res.Error == nil || res.Error.Info == nil || res.Error.Info.Code != tool.CodeAborted {
 		t.Fatalf("result %+v", res)
 	}
@@ -78,9 +81,9 @@ func TestCancelWithoutOutput(t *testing.T) {
 		close(started)
 		done <- callCtx(ctx, reg, nil, "bash", `{"command":"exec sleep 60","description":"d"}`)
 	}()
-	<-started
+	testwait.Recv(t, started, "the call's goroutine to start")
 	cancel()
-	res := <-done
+	res := testwait.Recv(t, done, "the cancelled call's result")
 	if !res.IsError || strings.Contains(res.Error.Message, "so far") || strings.Contains(res.Error.Message, "[cancelled") {
 		t.Fatalf("result %+v", res.Error)
 	}
