@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-go/dsh/card"
 	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/llm"
 	"github.com/dsh-go/dsh/llm/script"
@@ -495,12 +496,12 @@ func TestConcurrentRunRefused(t *testing.T) {
 		_, err := a.Run(context.Background(), "first")
 		done <- err
 	}()
-	<-f.gate.started
+	testwait.Recv(t, f.gate.started, "a value on f.gate.started")
 	if _, err := a.Run(context.Background(), "second"); err == nil || err.Error() != "agent: a turn is already running" {
 		t.Errorf("err = %v", err)
 	}
 	f.gate.release("x")
-	if err := <-done; err != nil {
+	if err := testwait.Recv(t, done, "a value on done"); err != nil {
 		t.Fatal(err)
 	}
 }

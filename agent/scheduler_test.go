@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/tool"
 	"pgregory.net/rapid"
@@ -110,15 +111,15 @@ func TestSchedulerRollingPoolOrder(t *testing.T) {
 		done <- b
 	}()
 	// c1 and c2 start; c2 finishing first must not commit before c1.
-	<-g.started
-	<-g.started
+	testwait.Recv(t, g.started, "a value on g.started")
+	testwait.Recv(t, g.started, "a value on g.started")
 	g.release("c2")
 	g.release("c1")
-	<-g.started // c3 starts once a slot frees
-	<-g.started
+	testwait.Recv(t, g.started, "a value on g.started") // c3 starts once a slot frees
+	testwait.Recv(t, g.started, "a value on g.started")
 	g.release("c4")
 	g.release("c3")
-	<-done
+	testwait.Recv(t, done, "a value on done")
 	got := rec.list()
 	if got[0] != "call:c1" || got[1] != "call:c2" {
 		t.Fatalf("first events = %v", got)
@@ -147,19 +148,19 @@ func TestSchedulerExclusiveIsBarrier(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	if id := <-g.started; id != "a" {
+	if id := testwait.Recv(t, g.started, "a value on g.started"); id != "a" {
 		t.Fatalf("started %s first", id)
 	}
 	g.release("a")
-	if id := <-g.started; id != "b" {
+	if id := testwait.Recv(t, g.started, "a value on g.started"); id != "b" {
 		t.Fatalf("started %s second", id)
 	}
 	g.release("b")
-	if id := <-g.started; id != "c" {
+	if id := testwait.Recv(t, g.started, "a value on g.started"); id != "c" {
 		t.Fatalf("started %s third", id)
 	}
 	g.release("c")
-	<-done
+	testwait.Recv(t, done, "a value on done")
 	want := []string{"call:a", "result:a:ok", "call:b", "result:b:ok", "call:c", "result:c:ok"}
 	if got := rec.list(); !slices.Equal(got, want) {
 		t.Fatalf("events = %v, want %v", got, want)
@@ -180,9 +181,9 @@ func TestSchedulerAbortSynthesizesUnstarted(t *testing.T) {
 		}
 		done <- b
 	}()
-	<-g.started
+	testwait.Recv(t, g.started, "a value on g.started")
 	cancel()
-	b := <-done
+	b := testwait.Recv(t, done, "a value on done")
 	if !b.Aborted {
 		t.Fatal("batch not reported aborted")
 	}
@@ -202,9 +203,9 @@ func TestSchedulerFailureDrains(t *testing.T) {
 		_, err := s.Run(context.Background(), nil, calls("pwait:a", "pwait:b", "pwait:c"), rec)
 		done <- err
 	}()
-	<-g.started
+	testwait.Recv(t, g.started, "a value on g.started")
 	g.release("a")
-	err := <-done
+	err := testwait.Recv(t, done, "a value on done")
 	if err == nil || !strings.Contains(err.Error(), "log append failed for b") {
 		t.Fatalf("err = %v", err)
 	}
@@ -355,15 +356,15 @@ func TestSchedulerReclassifiesBeforeStart(t *testing.T) {
 		_, err := s.Run(context.Background(), nil, calls("pwait:c0", "flip:c1", "later:c2", "pwait:c3"), rec)
 		done <- err
 	}()
-	<-g.started // c0 holds its slot
-	<-flipped   // c1 ran and made "later" exclusive while c0 still runs
+	testwait.Recv(t, g.started, "a value on g.started") // c0 holds its slot
+	testwait.Recv(t, flipped, "a value on flipped")     // c1 ran and made "later" exclusive while c0 still runs
 	g.release("c0")
 	if <-overlapped {
 		t.Fatal("c2 started while c0 was running, after it had become exclusive")
 	}
-	<-g.started
+	testwait.Recv(t, g.started, "a value on g.started")
 	g.release("c3")
-	if err := <-done; err != nil {
+	if err := testwait.Recv(t, done, "a value on done"); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"call:c0", "call:c1", "result:c0:ok", "result:c1:ok", "call:c2", "result:c2:ok", "call:c3", "result:c3:ok"}

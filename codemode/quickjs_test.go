@@ -10,6 +10,7 @@ import (
 
 	"github.com/dsh-go/dsh/codemode"
 	"github.com/dsh-go/dsh/coderuntime/quickjs"
+	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/tool"
 )
 
@@ -145,7 +146,7 @@ func TestQuickJSCancellation(t *testing.T) {
 	}()
 	waitFor(t, "the first call", func() bool { return g.pending() == 1 })
 	cancel(errors.New("user-cancel"))
-	res := <-done
+	res := testwait.Recv(t, done, "a value on done")
 	if !res.IsError || res.Error.Message != "code run failed (abort): user-cancel" {
 		t.Errorf("result %+v", res.Error)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/dsh-go/dsh/internal/testwait"
 )
 
 func TestTurnsWait(t *testing.T) {
@@ -18,7 +20,7 @@ func TestTurnsWait(t *testing.T) {
 	parked := make(chan struct{})
 	admitted := make(chan context.Context)
 	go func() { admitted <- tr.wait(bg, bg, 2, func() { close(parked) }) }()
-	<-parked
+	testwait.Recv(t, parked, "a value on parked")
 	tr.release(1)
 	select {
 	case <-admitted:
@@ -26,7 +28,7 @@ func TestTurnsWait(t *testing.T) {
 	default:
 	}
 	tr.release(0)
-	if ended := <-admitted; ended != nil {
+	if ended := testwait.Recv(t, admitted, "a value on admitted"); ended != nil {
 		t.Fatalf("wait(2) ended by %v", ended)
 	}
 	if tr.next != 2 || len(tr.released) != 0 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -572,14 +573,14 @@ func TestNeverAbandonBody(t *testing.T) {
 	done := async(func() *tool.Result {
 		return reg.Execute(context.Background(), tool.Input{CallID: "c", Name: "t", Args: &jsonv.Object{}})
 	})
-	next := <-lateNext
+	next := testwait.Recv(t, lateNext, "a value on lateNext")
 	select {
 	case res := <-done:
 		t.Fatalf("Execute returned while a body ran: %s", resultJSON(t, res))
 	default:
 	}
 	close(release)
-	res := <-done
+	res := testwait.Recv(t, done, "a value on done")
 	if !returned.Load() {
 		t.Fatal("Execute returned while a body ran")
 	}

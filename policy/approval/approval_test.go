@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/policy/rules"
@@ -267,9 +268,9 @@ func TestCancelWhileAsking(t *testing.T) {
 	})
 	done := make(chan *tool.Result, 1)
 	go func() { done <- f.run(ctx, "bash", `{"command":"git push"}`) }()
-	<-waiting
+	testwait.Recv(t, waiting, "a value on waiting")
 	cancel()
-	res := <-done
+	res := testwait.Recv(t, done, "a value on done")
 	if res.Error == nil || res.Error.Info == nil || res.Error.Info.Code != tool.CodeAbortedBeforeDispatch || f.runs.Load() != 0 {
 		t.Errorf("result %+v, body runs %d", res, f.runs.Load())
 	}

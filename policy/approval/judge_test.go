@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/dsh-go/dsh/card"
+	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/policy/rules"
 	"github.com/dsh-go/dsh/session"
@@ -153,7 +154,7 @@ func TestRejectWithFeedback(t *testing.T) {
 	j.typeLine("f\n")
 	j.screen.waitFor("Tell the model why", 1)
 	j.typeLine("use make clean instead\n")
-	res := <-done
+	res := testwait.Recv(t, done, "a value on done")
 	if !res.IsError || res.Error == nil || res.Error.Message != `the user rejected tool "bash": use make clean instead` {
 		t.Fatalf("result %+v", res.Error)
 	}
@@ -178,7 +179,7 @@ func TestAlwaysSaved(t *testing.T) {
 		t.Fatalf("no save answer offered:\n%s", j.screen.String())
 	}
 	j.typeLine("s\n")
-	if res := <-done; res.IsError {
+	if res := testwait.Recv(t, done, "a value on done"); res.IsError {
 		t.Fatalf("saved call failed: %+v", res.Error)
 	}
 	d := j.lastDecided(t)
@@ -232,7 +233,7 @@ func TestAlwaysSaveFails(t *testing.T) {
 		t.Errorf("screen:\n%s", j.screen.String())
 	}
 	j.typeLine("y\n")
-	if res := <-done; res.IsError {
+	if res := testwait.Recv(t, done, "a value on done"); res.IsError {
 		t.Fatalf("%+v", res.Error)
 	}
 	if data, _ := os.ReadFile(cfg); string(data) != "permissions: [not, a, mapping]\n" {

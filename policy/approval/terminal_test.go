@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/policy/rules"
@@ -136,7 +137,7 @@ func TestTerminalScreen(t *testing.T) {
 	tm.typeLine("what\n")
 	tm.screen.waitFor("Please answer", 1)
 	tm.typeLine("y\n")
-	<-got
+	testwait.Recv(t, got, "a value on got")
 	// The reason is shown once, without the internal call id; the answer in human words.
 	answers := "[y]es · [n]o · [f] no, tell the model why · [a]lways (this command, this session)"
 	want := "\n? bash needs your approval\n" +
@@ -171,7 +172,7 @@ func TestTerminalTypedAhead(t *testing.T) {
 	first := tm.ask(ctx, pushQuestion)
 	tm.screen.waitFor("Allow?", 1)
 	cancel()
-	if r := <-first; r.Outcome != tool.ApprovalCancelled {
+	if r := testwait.Recv(t, first, "a value on first"); r.Outcome != tool.ApprovalCancelled {
 		t.Fatalf("cancelled question: %+v", r)
 	}
 	if !strings.HasSuffix(tm.screen.String(), "\n(cancelled)\n") {
@@ -184,7 +185,7 @@ func TestTerminalTypedAhead(t *testing.T) {
 	second := tm.ask(context.Background(), pushQuestion)
 	tm.screen.waitFor("Allow?", 2)
 	tm.typeLine("n\n")
-	if r := <-second; r.Outcome != tool.ApprovalRejected {
+	if r := testwait.Recv(t, second, "a value on second"); r.Outcome != tool.ApprovalRejected {
 		t.Errorf("second question answered by the early line: %+v", r)
 	}
 }
@@ -196,12 +197,12 @@ func TestTerminalOneAtATime(t *testing.T) {
 	tm.screen.waitFor("Allow?", 1)
 	b := tm.ask(context.Background(), pushQuestion)
 	tm.typeLine("y\n")
-	if r := <-a; r.Outcome != tool.ApprovalAllowedOnce {
+	if r := testwait.Recv(t, a, "a value on a"); r.Outcome != tool.ApprovalAllowedOnce {
 		t.Errorf("first: %+v", r)
 	}
 	tm.screen.waitFor("Allow?", 2)
 	tm.typeLine("n\n")
-	if r := <-b; r.Outcome != tool.ApprovalRejected {
+	if r := testwait.Recv(t, b, "a value on b"); r.Outcome != tool.ApprovalRejected {
 		t.Errorf("second: %+v", r)
 	}
 	// A question waiting for its turn can be cancelled.
@@ -210,11 +211,11 @@ func TestTerminalOneAtATime(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := tm.ask(ctx, pushQuestion)
 	cancel()
-	if r := <-d; r.Outcome != tool.ApprovalCancelled {
+	if r := testwait.Recv(t, d, "a value on d"); r.Outcome != tool.ApprovalCancelled {
 		t.Errorf("waiting question: %+v", r)
 	}
 	tm.typeLine("a\n")
-	if r := <-c; !r.Always {
+	if r := testwait.Recv(t, c, "a value on c"); !r.Always {
 		t.Errorf("third: %+v", r)
 	}
 }
@@ -225,7 +226,7 @@ func TestTerminalInputEnds(t *testing.T) {
 	got := tm.ask(context.Background(), pushQuestion)
 	tm.screen.waitFor("Allow?", 1)
 	tm.keys.Close()
-	if r := <-got; r.Outcome != tool.ApprovalUnavailable {
+	if r := testwait.Recv(t, got, "a value on got"); r.Outcome != tool.ApprovalUnavailable {
 		t.Errorf("%+v", r)
 	}
 	if r, _ := tm.tty.Prompt(context.Background(), pushQuestion); r.Outcome != tool.ApprovalUnavailable {
