@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/google/go-cmp/cmp"
 	"github.com/klauspost/compress/zstd"
 )
@@ -46,9 +47,9 @@ func (m *manualTimer) options(c Compression) Options {
 // fire waits for the writer to arm its timer, fires it and waits for the batch.
 func (m *manualTimer) fire(t *testing.T) {
 	t.Helper()
-	ch := <-m.armed
+	ch := testwait.Recv(t, m.armed, "the writer to arm its batch timer")
 	ch <- time.Time{}
-	if err := <-m.done; err != nil {
+	if err := testwait.Recv(t, m.done, "the timer-driven batch"); err != nil {
 		t.Fatalf("live batch: %v", err)
 	}
 }
