@@ -53,7 +53,7 @@ func (e *AmbiguousError) Error() string {
 // Resolve returns the full id of the session that id names: the session with exactly that
 // id, or else the only session whose id starts with it. A prefix matching several sessions
 // is an *AmbiguousError listing them; one matching none wraps ErrNotFound.
-func (s *Store) Resolve(ctx context.Context, id string) (string, error) {
+func (s *FileStore) Resolve(ctx context.Context, id string) (string, error) {
 	if id == "" {
 		return "", errors.New("session: empty session id")
 	}
@@ -86,7 +86,7 @@ func (s *Store) Resolve(ctx context.Context, id string) (string, error) {
 // Remove deletes the stored session id (a full id; see Resolve) and its directory, and the
 // project directory when it is left empty. A session open for writing — by this process or
 // another — is refused.
-func (s *Store) Remove(ctx context.Context, id string) error {
+func (s *FileStore) Remove(ctx context.Context, id string) error {
 	path, err := s.find(ctx, id)
 	if err != nil {
 		return err
@@ -113,7 +113,7 @@ func (s *Store) Remove(ctx context.Context, id string) error {
 // CheckWritable verifies that a session created for cwd could be written: it creates the
 // session's project directory and a scratch file in it, then removes the file. Callers use
 // it to fail before doing work (calling a model) whose log could not be kept.
-func (s *Store) CheckWritable(cwd string) error {
+func (s *FileStore) CheckWritable(cwd string) error {
 	path, err := LogPath(s.root, cwd, "probe", s.opts.Compression)
 	if err != nil {
 		return fmt.Errorf("session: %w", err)

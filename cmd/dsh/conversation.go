@@ -55,8 +55,8 @@ type convOptions struct {
 type conversation struct {
 	e     *env
 	opts  convOptions
-	store *session.Store
-	flog  *session.FileLog
+	store session.Store
+	flog  session.Writer
 	id    string
 	isNew bool // the session was created by this conversation
 	log   *teeLog
@@ -81,12 +81,12 @@ type conversation struct {
 }
 
 // errNoSession reports a session id that names no stored session.
-func errNoSession(store *session.Store, id string) error {
+func errNoSession(store session.Store, id string) error {
 	return fmt.Errorf("no session %q in %s (list them with \"dsh session ls\")", id, store.Root())
 }
 
 // resolveID turns a session id or unique prefix into the stored session's id.
-func resolveID(ctx context.Context, store *session.Store, id string) (string, error) {
+func resolveID(ctx context.Context, store session.Store, id string) (string, error) {
 	full, err := store.Resolve(ctx, id)
 	if errors.Is(err, session.ErrNotFound) {
 		return "", errNoSession(store, id)
@@ -96,7 +96,7 @@ func resolveID(ctx context.Context, store *session.Store, id string) (string, er
 
 // lastSession returns the id of the session of workspace that was active last ("" when it
 // has none).
-func lastSession(ctx context.Context, store *session.Store, workspace string) (string, error) {
+func lastSession(ctx context.Context, store session.Store, workspace string) (string, error) {
 	sums, err := listSessions(ctx, store)
 	if err != nil {
 		return "", err
@@ -525,7 +525,7 @@ type sessionEntry struct {
 }
 
 // listSessions reads every stored session's summary, oldest first.
-func listSessions(ctx context.Context, store *session.Store) ([]sessionEntry, error) {
+func listSessions(ctx context.Context, store session.Store) ([]sessionEntry, error) {
 	infos, err := store.List(ctx)
 	if err != nil {
 		return nil, err

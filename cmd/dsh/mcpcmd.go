@@ -185,7 +185,7 @@ func waitSettled(ctx context.Context, h *mcp.Host, wait time.Duration) {
 // scope, so each connection's observations and approvals are its own) and its session log,
 // named after the client's clientInfo: every call, result, sub-call and approval of the
 // connection is recorded there. The log is closed when the connection ends.
-func openMCPSession(ctx context.Context, store *session.Store, ws string, parent *tool.Scope, logs *codemode.ScopeLogs, info mcp.SessionInfo, notices io.Writer) (*mcp.Session, error) {
+func openMCPSession(ctx context.Context, store session.Store, ws string, parent *tool.Scope, logs *codemode.ScopeLogs, info mcp.SessionInfo, notices io.Writer) (*mcp.Session, error) {
 	client := "MCP client"
 	if info.ClientName != "" {
 		client += " " + info.ClientName

@@ -43,7 +43,7 @@ func runSession(ctx context.Context, e *env, args []string) error {
 }
 
 // sessionStore loads the configuration for the current directory and opens its store.
-func sessionStore(e *env, cf *configFlags) (*session.Store, error) {
+func sessionStore(e *env, cf *configFlags) (session.Store, error) {
 	c, err := loadConfig(e, e.cwd, cf)
 	if err != nil {
 		return nil, err
