@@ -136,5 +136,6 @@ func CheckImport(h Header, events []Event) (Header, []Event, error) {
 	}
 	return h, out, nil
 }
+
 var _ Store = (*FileStore)(nil)
 var _ Writer = (*FileLog)(nil)
