@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -118,7 +117,7 @@ func lastSession(ctx context.Context, store session.Store, workspace string) (st
 // so that an unwritable store fails before any model is called.
 func openConversation(ctx context.Context, e *env, opts convOptions) (_ *conversation, err error) {
 	c := opts.config
-	store, err := openStore(c)
+	store, err := openStore(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +208,7 @@ func openConversation(ctx context.Context, e *env, opts convOptions) (_ *convers
 		prompter = holder
 	}
 	cv.rt, err = newRuntime(ctx, runtimeConfig{Workspace: opts.workspace, Mode: c.Mode, Config: c.Config, Log: cv.log, Prompter: prompter, Session: cv.id,
-		Approval: opts.approval, MCPLog: filepath.Join(filepath.Dir(cv.flog.Path()), "mcp.log"),
+		Approval: opts.approval, MCPLog: sessionMCPLog(c, cv.flog),
 		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr, Attachments: cv.flog.Attachments(), ImageRefusal: imageRefusal(cv.model)})
 	if err != nil {
 		return nil, err
@@ -400,6 +399,10 @@ func (cv *conversation) close(discard bool) error {
 				errs = append(errs, err)
 			}
 		}
+	}
+	if cv.store != nil {
+		closeStore(cv.store)
+		cv.store = nil
 	}
 	return errors.Join(errs...)
 }

@@ -53,10 +53,11 @@ func runMCPServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	store, err := openStore(c)
+	store, err := openStore(ctx, c)
 	if err != nil {
 		return err
 	}
+	defer closeStore(store)
 	logs := &codemode.ScopeLogs{}
 	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, Logs: logs, MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr,
 		MCPLog: homeMCPLog(c)})
