@@ -63,4 +63,3 @@ func BenchmarkAppendBatched(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
-
