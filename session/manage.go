@@ -149,45 +149,58 @@ type Summary struct {
 	Updated int64
 	// Messages counts the user and assistant messages.
 	Messages int
+	// Tokens is the token usage the session's model calls reported.
+	Tokens Tokens
 }
 
 // Summarize describes a session from its header and events.
 func Summarize(h Header, events []Event) Summary {
 	sum := Summary{Cwd: h.Cwd, Updated: h.CreatedAt}
 	for _, e := range events {
-		if e.Time > sum.Updated {
-			sum.Updated = e.Time
+		sum.Add(e)
+	}
+	return sum
+}
+
+// Add folds the next event of a session into its summary, as Summarize does for each
+// event in order; stores that keep a running summary (session/pgstore) use it.
+func (sum *Summary) Add(e Event) {
+	if e.Time > sum.Updated {
+		sum.Updated = e.Time
+	}
+	switch e.Type {
+	case TypeTurnStart:
+		sum.Turns++
+		sum.LastEnd = EndReason{}
+	case TypeTurnEnd:
+		if p, err := DecodeTurnEnd(e); err == nil {
+			sum.LastEnd = p.Reason
 		}
-		switch e.Type {
-		case TypeTurnStart:
-			sum.Turns++
-			sum.LastEnd = EndReason{}
-		case TypeTurnEnd:
-			if p, err := DecodeTurnEnd(e); err == nil {
-				sum.LastEnd = p.Reason
+	case TypeUserMessage:
+		sum.Messages++
+		p, err := DecodeUserMessage(e)
+		if err != nil || sum.FirstPrompt != "" {
+			return
+		}
+		if src := p.Message.Source; src == nil || src.Kind == "" || src.Kind == "user" {
+			sum.FirstPrompt = strings.TrimSpace(messageText(p.Message))
+		}
+	case TypeAssistantMessage:
+		sum.Messages++
+		if p, err := DecodeAssistantMessage(e); err == nil && p.Usage != nil {
+			if u, err := stepUsage(p.Usage); err == nil {
+				sum.Tokens = sum.Tokens.Add(u.Tokens)
 			}
-		case TypeUserMessage:
-			sum.Messages++
-			p, err := DecodeUserMessage(e)
-			if err != nil || sum.FirstPrompt != "" {
-				continue
-			}
-			if src := p.Message.Source; src == nil || src.Kind == "" || src.Kind == "user" {
-				sum.FirstPrompt = strings.TrimSpace(messageText(p.Message))
-			}
-		case TypeAssistantMessage:
-			sum.Messages++
-		case TypeWorkspaceMoved:
-			if o, ok := e.Data.(*jsonv.Object); ok {
-				if to, ok := o.Get("to"); ok {
-					if s, ok := to.(string); ok && s != "" {
-						sum.Cwd = s
-					}
+		}
+	case TypeWorkspaceMoved:
+		if o, ok := e.Data.(*jsonv.Object); ok {
+			if to, ok := o.Get("to"); ok {
+				if s, ok := to.(string); ok && s != "" {
+					sum.Cwd = s
 				}
 			}
 		}
 	}
-	return sum
 }
 
 // messageText joins the text blocks of a message.

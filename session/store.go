@@ -391,6 +391,10 @@ type Info struct {
 	// Err is set when the header could not be read; the session is still listed so that
 	// damage is visible.
 	Err error
+	// Summary is the summary of the stored events (without recovery events), set by
+	// stores that keep one (session/pgstore), in which LastEnd carries only its Kind; nil
+	// when the session must be loaded to summarize it.
+	Summary *Summary
 }
 
 // List describes every session in the store, reading only each log's header, ordered by

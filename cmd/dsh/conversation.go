@@ -536,7 +536,11 @@ func listSessions(ctx context.Context, store session.Store) ([]sessionEntry, err
 	out := make([]sessionEntry, 0, len(infos))
 	for _, in := range infos {
 		en := sessionEntry{info: in, err: in.Err}
-		if en.err == nil {
+		// A store's own summary serves unless the last turn is open: loading closes that
+		// turn as interrupted, as resuming would.
+		if sum := in.Summary; en.err == nil && sum != nil && (sum.Turns == 0 || sum.LastEnd.Kind != "") {
+			en.sum = *sum
+		} else if en.err == nil {
 			l, err := store.Load(ctx, in.Header.ID)
 			if err != nil {
 				en.err = err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/session/pgstore"
 	"github.com/google/go-cmp/cmp"
@@ -84,11 +85,13 @@ func turnEvents() []session.Event {
 func closedTurn(turn int) []session.Event {
 	m := content.Message{ID: "a", Source: &content.Source{Kind: "model"}}
 	m.Content = append(m.Content, content.ToolCall("k", "read", `{"path":"b"}`))
+	usage := jsonv.NewObject(jsonv.Member{Name: "inputTokens", Value: float64(1200)}, jsonv.Member{Name: "outputTokens", Value: float64(80)},
+		jsonv.Member{Name: "cacheReadTokens", Value: float64(1000)}, jsonv.Member{Name: "reasoningTokens", Value: float64(30)})
 	return []session.Event{
 		session.TurnStart{Turn: turn}.Event(),
 		session.UserMessage{Message: content.Message{ID: "u", Content: content.Texts("hello")}}.Event(),
 		session.StepStart{Turn: turn, Step: 0}.Event(),
-		session.AssistantMessage{Turn: turn, Step: 0, Message: m}.Event(),
+		session.AssistantMessage{Turn: turn, Step: 0, Message: m, Usage: usage}.Event(),
 		session.ToolCall{Turn: turn, Step: 0, CallID: "k", Name: "read", Arguments: `{"path":"b"}`}.Event(),
 		session.ToolResult{Turn: turn, Step: 0, MessageID: "r", CallID: "k", Content: content.Texts("B"), SourceEventSeqs: []int64{4}}.Event(),
 		session.StepEnd{Turn: turn, Step: 0}.Event(),
@@ -155,6 +158,19 @@ func TestConformance(t *testing.T) {
 			infos, err := st.List(t.Context())
 			if err != nil || len(infos) != 1 || infos[0].Header.ID != "s1" || infos[0].Err != nil || infos[0].Size == 0 {
 				t.Fatalf("List = %+v, %v", infos, err)
+			}
+			// A store that keeps a summary keeps Summarize's, its last end reduced to the kind.
+			if sum := infos[0].Summary; sum != nil {
+				want := session.Summarize(l.Header, l.Events)
+				want.LastEnd = session.EndReason{Kind: want.LastEnd.Kind}
+				if diff := cmp.Diff(want, *sum); diff != "" {
+					t.Errorf("List's summary differs from Summarize (-want +got):\n%s", diff)
+				}
+				if sum.Tokens.Input != 1200 || sum.FirstPrompt != "hello" || sum.LastEnd.Kind != session.EndCompleted {
+					t.Errorf("summary %+v", sum)
+				}
+			} else if k.name == "postgres" {
+				t.Errorf("the PostgreSQL store keeps no summary")
 			}
 		})
 		t.Run(k.name+"/recovery", func(t *testing.T) {

@@ -35,7 +35,8 @@ type Log struct {
 	closed  bool
 	armed   bool
 
-	writeMu sync.Mutex // serializes writes
+	writeMu sync.Mutex      // serializes writes and guards sum
+	sum     session.Summary // the summary of the stored events
 
 	kick   chan struct{}
 	done   chan struct{}
@@ -47,7 +48,7 @@ var _ session.Writer = (*Log)(nil)
 func (s *Store) newLog(h session.Header, line []byte, events []session.Event, created bool, owner string) *Log {
 	l := &Log{
 		s: s, header: h, line: line, owner: owner,
-		events: events, written: len(events), created: created,
+		events: events, written: len(events), created: created, sum: session.Summarize(h, events),
 		kick: make(chan struct{}, 1), done: make(chan struct{}), exited: make(chan struct{}),
 	}
 	go l.run()
@@ -240,9 +241,11 @@ func (l *Log) flush(ctx context.Context, upto int) error {
 	pending := l.events[l.written:]
 	n, created := len(l.events), l.created
 	l.mu.Unlock()
-	if err := l.write(ctx, pending, created); err != nil {
+	sum, err := l.write(ctx, pending, created)
+	if err != nil {
 		return err
 	}
+	l.sum = sum
 	l.mu.Lock()
 	l.written, l.created = n, true
 	l.mu.Unlock()
@@ -251,13 +254,16 @@ func (l *Log) flush(ctx context.Context, upto int) error {
 
 // write stores one batch in a transaction: the session row (inserted with the first
 // batch, with this writer's lease), the seq and lease check, and the events.
-func (l *Log) write(ctx context.Context, events []session.Event, created bool) error {
+func (l *Log) write(ctx context.Context, events []session.Event, created bool) (session.Summary, error) {
 	b, err := encodeBatch(events)
 	if err != nil {
-		return err
+		return session.Summary{}, err
+	}
+	sum := l.sum
+	for _, e := range events {
+		sum.Add(e)
 	}
 	id, first := l.header.ID, events[0].Seq
-	last := events[len(events)-1]
 	now := l.s.now()
 	until := now + l.s.opts.LeaseTTL.Milliseconds()
 	err = pgx.BeginFunc(ctx, l.s.pool, func(tx pgx.Tx) error {
@@ -276,10 +282,12 @@ func (l *Log) write(ctx context.Context, events []session.Event, created bool) e
 		// must be where this writer left it.
 		var next int64
 		var owner *string
-		err := tx.QueryRow(ctx, `UPDATE dsh_sessions SET next_seq = $3, bytes = bytes + $4, updated_at = $5, lease_owner = $6, lease_until = $7
+		err := tx.QueryRow(ctx, `UPDATE dsh_sessions SET next_seq = $3, bytes = bytes + $4, updated_at = $5, lease_owner = $6, lease_until = $7,
+			workspace = $9, first_prompt = $10, turns = $11, messages = $12, last_end = $13,
+			input_tokens = $14, cached_input_tokens = $15, output_tokens = $16, reasoning_tokens = $17
 			WHERE id = $1 AND next_seq = $2 AND (lease_owner = $6 OR lease_owner IS NULL OR lease_until < $8)
 			RETURNING next_seq, lease_owner`,
-			id, first, first+int64(len(events)), b.bytes, last.Time, l.owner, until, now).Scan(&next, &owner)
+			append([]any{id, first, first + int64(len(events)), b.bytes, sum.Updated, l.owner, until, now}, summaryArgs(sum)...)...).Scan(&next, &owner)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return l.conflict(ctx, tx, first)
 		}
@@ -289,9 +297,9 @@ func (l *Log) write(ctx context.Context, events []session.Event, created bool) e
 		return b.insert(ctx, tx, id)
 	})
 	if err != nil {
-		return fmt.Errorf("pgstore: append to session %q in %s: %w", id, l.s.root, err)
+		return session.Summary{}, fmt.Errorf("pgstore: append to session %q in %s: %w", id, l.s.root, err)
 	}
-	return nil
+	return sum, nil
 }
 
 // conflict explains why a batch was refused: the session is gone, another writer holds

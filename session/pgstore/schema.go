@@ -22,7 +22,17 @@ var migrations = []string{
 		next_seq    bigint NOT NULL,        -- the number of events, the seq of the next one
 		bytes       bigint NOT NULL,        -- the size of the stored payloads
 		lease_owner text,                   -- the writer holding the session, NULL when none
-		lease_until bigint NOT NULL DEFAULT 0
+		lease_until bigint NOT NULL DEFAULT 0,
+		-- the summary of the stored events (session.Summary), for listings
+		workspace           text NOT NULL DEFAULT '',
+		first_prompt        text NOT NULL DEFAULT '',
+		turns               integer NOT NULL DEFAULT 0,
+		messages            integer NOT NULL DEFAULT 0,
+		last_end            text NOT NULL DEFAULT '', -- how the last turn ended, '' while open
+		input_tokens        bigint NOT NULL DEFAULT 0,
+		cached_input_tokens bigint NOT NULL DEFAULT 0,
+		output_tokens       bigint NOT NULL DEFAULT 0,
+		reasoning_tokens    bigint NOT NULL DEFAULT 0
 	);
 	CREATE INDEX dsh_sessions_created ON dsh_sessions (created_at, id);
 	CREATE TABLE dsh_events (

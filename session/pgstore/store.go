@@ -328,17 +328,21 @@ func (s *Store) release(id, owner string) {
 // List describes every stored session, ordered by creation time (then id). Info.Path
 // names the session in the database and Info.Size is the size of its event lines.
 func (s *Store) List(ctx context.Context) ([]session.Info, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, header, bytes FROM dsh_sessions ORDER BY created_at, id`)
+	rows, err := s.pool.Query(ctx, `SELECT id, header, bytes, updated_at, workspace, first_prompt, turns, messages, last_end,
+		input_tokens, cached_input_tokens, output_tokens, reasoning_tokens FROM dsh_sessions ORDER BY created_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: list the sessions in %s: %w", s.root, err)
 	}
 	defer rows.Close()
 	var out []session.Info
 	for rows.Next() {
-		var id string
+		var id, end string
 		var line []byte
 		var size int64
-		if err := rows.Scan(&id, &line, &size); err != nil {
+		var sum session.Summary
+		var in, cached, output, reasoning int64
+		if err := rows.Scan(&id, &line, &size, &sum.Updated, &sum.Cwd, &sum.FirstPrompt, &sum.Turns, &sum.Messages, &end,
+			&in, &cached, &output, &reasoning); err != nil {
 			return nil, fmt.Errorf("pgstore: list the sessions in %s: %w", s.root, err)
 		}
 		info := session.Info{Path: s.where(id), Size: size}
@@ -350,6 +354,9 @@ func (s *Store) List(ctx context.Context) ([]session.Info, error) {
 			info.Err = s.corrupt(id, -1, err)
 		} else {
 			info.Header = h
+			sum.LastEnd.Kind = end
+			sum.Tokens = session.Tokens{Input: int(in), CachedInput: int(cached), Output: int(output), Reasoning: int(reasoning)}
+			info.Summary = &sum
 		}
 		out = append(out, info)
 	}
@@ -424,9 +431,11 @@ func (s *Store) Import(ctx context.Context, h session.Header, events []session.E
 		return fmt.Errorf("session: import %q: %w", h.ID, err)
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO dsh_sessions (id, header, cwd, client, created_at, updated_at, next_seq, bytes)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
-			h.ID, line, h.Cwd, h.Client, h.CreatedAt, events[len(events)-1].Time, int64(len(events)), b.bytes)
+		sum := session.Summarize(h, events)
+		tag, err := tx.Exec(ctx, `INSERT INTO dsh_sessions (id, header, cwd, client, created_at, updated_at, next_seq, bytes,
+			workspace, first_prompt, turns, messages, last_end, input_tokens, cached_input_tokens, output_tokens, reasoning_tokens)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT (id) DO NOTHING`,
+			append([]any{h.ID, line, h.Cwd, h.Client, h.CreatedAt, sum.Updated, int64(len(events)), b.bytes}, summaryArgs(sum)...)...)
 		if err != nil {
 			return fmt.Errorf("pgstore: import session %q into %s: %w", h.ID, s.root, err)
 		}
@@ -491,4 +500,10 @@ func (b *batch) insert(ctx context.Context, tx pgx.Tx, id string) error {
 		return fmt.Errorf("%w: seq %d of session %q is already written", session.ErrConflict, b.seqs[0], id)
 	}
 	return err
+}
+
+// summaryArgs are the values of the summary columns, workspace to reasoning_tokens.
+func summaryArgs(sum session.Summary) []any {
+	return []any{sum.Cwd, sum.FirstPrompt, sum.Turns, sum.Messages, sum.LastEnd.Kind,
+		int64(sum.Tokens.Input), int64(sum.Tokens.CachedInput), int64(sum.Tokens.Output), int64(sum.Tokens.Reasoning)}
 }
