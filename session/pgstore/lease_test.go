@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/session/pgstore"
+	"github.com/jackc/pgx/v5"
 )
 
 // TestLeaseTakeover: a writer that stops renewing (a crashed process) holds its session
@@ -157,5 +159,89 @@ func TestImportErrors(t *testing.T) {
 	}
 	if _, err := session.Import(t.Context(), st, strings.NewReader(log)); err != nil {
 		t.Fatalf("import of the intact log: %v", err)
+	}
+}
+
+// TestLoadWhileWriting: a session loaded while its writer commits batches always reads
+// whole batches, never a count that disagrees with its rows.
+func TestLoadWhileWriting(t *testing.T) {
+	c := newClock()
+	st := pgStore(t, c.Now)
+	w, err := st.Create(t.Context(), session.Header{ID: "live", Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.AppendDurable(session.TurnStart{Turn: 1}.Event()); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		for i := range 200 {
+			if _, err := w.AppendDurable(session.StepStart{Turn: 1, Step: i}.Event()); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for finished := false; !finished; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			finished = true
+		default:
+		}
+		if _, err := st.Load(t.Context(), "live"); err != nil {
+			t.Fatalf("Load during writes: %v", err)
+		}
+	}
+}
+
+// TestCorruptRows: damage in the tables is reported with the session and the seq, and a
+// listing still shows the damaged session.
+func TestCorruptRows(t *testing.T) {
+	tests := []struct{ name, sql, want string }{
+		{"bad payload", `UPDATE dsh_events SET payload = 'not json' WHERE seq = 1`, `session "d" in postgres://`},
+		{"payload of another seq", `UPDATE dsh_events SET payload = (SELECT payload FROM dsh_events WHERE seq = 3) WHERE seq = 2`, "corrupt at event seq 2: the payload says seq 3"},
+		{"missing row", `DELETE FROM dsh_events WHERE seq = 4`, "corrupt at event seq 5: seq gap: expected seq 4, got 5"},
+		{"bad header", `UPDATE dsh_sessions SET header = '{"type":"session"}'`, "has a corrupt header"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newClock()
+			url := pg.Database(t)
+			st := openPG(t, url, c.Now)
+			write(t, st, c, session.Header{ID: "d", Cwd: "/w"}, closedTurn(1))
+			conn, err := pgx.Connect(t.Context(), url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			tx, err := conn.Begin(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(context.Background())
+			if _, err := tx.Exec(t.Context(), tt.sql); err != nil {
+				t.Fatal(err)
+			}
+			if err := tx.Commit(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			_, err = st.Load(t.Context(), "d")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Load = %v, want an error containing %q", err, tt.want)
+			}
+			infos, err := st.List(t.Context())
+			if err != nil || len(infos) != 1 {
+				t.Fatalf("List = %v, %v", infos, err)
+			}
+			if header := strings.Contains(tt.want, "header"); (infos[0].Err != nil) != header {
+				t.Errorf("List's Info.Err = %v, want it set only for a bad header", infos[0].Err)
+			}
+		})
 	}
 }

@@ -192,11 +192,22 @@ func (s *Store) exists(ctx context.Context, id string) (int64, error) {
 // Load reads a session without modifying it: its events, then the recovery events that
 // close an interrupted turn (session.RecoveryEvents).
 func (s *Store) Load(ctx context.Context, id string) (*session.Loaded, error) {
-	h, events, err := s.read(ctx, s.pool, id)
+	h, events, err := s.snapshot(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	return session.NewLoaded(h, s.where(id), events), nil
+}
+
+// snapshot reads a session in one read-only, repeatable-read transaction, so that a
+// writer committing meanwhile is seen entirely or not at all.
+func (s *Store) snapshot(ctx context.Context, id string) (h session.Header, events []session.Event, err error) {
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var rerr error
+		h, events, rerr = s.read(ctx, tx, id)
+		return rerr
+	})
+	return h, events, err
 }
 
 // querier is what read needs of a pool or a transaction.
@@ -257,10 +268,13 @@ func (s *Store) read(ctx context.Context, q querier, id string) (session.Header,
 	return h, events, nil
 }
 
-// corrupt reports a stored session that cannot be read, as a *session.CorruptError whose
-// Path names the session and whose Offset is the seq of the bad event (-1: the header).
+// corrupt reports a stored session that cannot be read, naming the session and the seq
+// of the bad event (-1: the header).
 func (s *Store) corrupt(id string, seq int64, err error) error {
-	return &session.CorruptError{Path: s.where(id), Offset: seq, Err: err}
+	if seq < 0 {
+		return fmt.Errorf("pgstore: session %q in %s has a corrupt header: %w", id, s.root, err)
+	}
+	return fmt.Errorf("pgstore: session %q in %s is corrupt at event seq %d: %w", id, s.root, seq, err)
 }
 
 // Resume reopens a session for appending (see session.Store): it takes the session's
@@ -277,7 +291,7 @@ func (s *Store) Resume(ctx context.Context, id string) (session.Writer, error) {
 	if tag.RowsAffected() == 0 {
 		return nil, s.heldError(ctx, id)
 	}
-	h, events, err := s.read(ctx, s.pool, id)
+	h, events, err := s.snapshot(ctx, id)
 	if err != nil {
 		s.release(id, owner)
 		return nil, err
