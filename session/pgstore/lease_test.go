@@ -245,3 +245,51 @@ func TestCorruptRows(t *testing.T) {
 		})
 	}
 }
+
+// TestLeaseRenewal: every batch and every Renew extend the lease, so a writer that keeps
+// working is never taken over; one that lost its lease learns it from Renew.
+func TestLeaseRenewal(t *testing.T) {
+	c := newClock()
+	st := openPG(t, pg.Database(t), c.Now)
+	w, err := st.Create(t.Context(), session.Header{ID: "r", Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.(*pgstore.Log).Renew(t.Context()); err != nil {
+		t.Fatalf("Renew before the first batch: %v", err)
+	}
+	if _, err := w.AppendDurable(session.TurnStart{Turn: 1}.Event()); err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(leaseTTL * 2 / 3)
+	if _, err := w.AppendDurable(session.StepStart{Turn: 1}.Event()); err != nil { // renews
+		t.Fatal(err)
+	}
+	c.Advance(leaseTTL * 2 / 3) // past the first lease, within the renewed one
+	if w2, err := st.Resume(t.Context(), "r"); !errors.Is(err, session.ErrConflict) {
+		if err == nil {
+			w2.Close()
+		}
+		t.Fatalf("Resume after a renewing batch = %v, want ErrConflict", err)
+	}
+	if err := w.(*pgstore.Log).Renew(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(leaseTTL * 2 / 3)
+	if w2, err := st.Resume(t.Context(), "r"); !errors.Is(err, session.ErrConflict) {
+		if err == nil {
+			w2.Close()
+		}
+		t.Fatalf("Resume after Renew = %v, want ErrConflict", err)
+	}
+	c.Advance(leaseTTL)
+	w2, err := st.Resume(t.Context(), "r")
+	if err != nil {
+		t.Fatalf("Resume after the lease lapsed: %v", err)
+	}
+	defer w2.Close()
+	if err := w.(*pgstore.Log).Renew(t.Context()); !errors.Is(err, session.ErrConflict) {
+		t.Errorf("Renew of a lease another writer took = %v, want ErrConflict", err)
+	}
+}

@@ -100,19 +100,36 @@ func (l *Log) run() {
 	}
 }
 
-// renew extends the lease of a session that exists.
+// renew is the background renewal: failures are left to the next batch, which retakes
+// a lapsed lease nobody took or reports the conflict.
 func (l *Log) renew() {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	_ = l.Renew(ctx)
+}
+
+// Renew extends this writer's lease to LeaseTTL from now. The writer renews it with every
+// batch and, every Options.RenewEvery, in the background, so a session left open between
+// turns stays held. A lease another writer has taken is session.ErrConflict; a session
+// not written yet holds no lease, and Renew does nothing.
+func (l *Log) Renew(ctx context.Context) error {
 	l.mu.Lock()
 	created := l.created
 	l.mu.Unlock()
 	if !created {
-		return
+		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-	defer cancel()
 	now := l.s.now()
-	_, _ = l.s.pool.Exec(ctx, `UPDATE dsh_sessions SET lease_until = $3 WHERE id = $1 AND lease_owner = $2`,
-		l.header.ID, l.owner, now+l.s.opts.LeaseTTL.Milliseconds())
+	tag, err := l.s.pool.Exec(ctx, `UPDATE dsh_sessions SET lease_owner = $2, lease_until = $3
+		WHERE id = $1 AND (lease_owner = $2 OR lease_owner IS NULL OR lease_until < $4)`,
+		l.header.ID, l.owner, now+l.s.opts.LeaseTTL.Milliseconds(), now)
+	if err != nil {
+		return fmt.Errorf("pgstore: renew the lease of session %q in %s: %w", l.header.ID, l.s.root, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return l.s.heldError(ctx, l.header.ID)
+	}
+	return nil
 }
 
 // Append validates and appends a live event; it is written with the next batch.
