@@ -215,7 +215,7 @@ func New(cfg Config) (*Agent, error) {
 // recovery results) and returns an agent continuing it with cfg; cfg.Log is ignored, and
 // a nil cfg.Attachments is the session's attachment store, so the images of its history
 // are sent again. Agent.Close closes the log.
-func Resume(ctx context.Context, store *session.Store, id string, cfg Config) (*Agent, error) {
+func Resume(ctx context.Context, store session.Store, id string, cfg Config) (*Agent, error) {
 	log, err := store.Resume(ctx, id)
 	if err != nil {
 		return nil, err

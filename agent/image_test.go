@@ -108,7 +108,7 @@ func TestImageReachesTheModel(t *testing.T) {
 	}
 
 	// The attachment lives beside the log, and a resumed session sends it again.
-	if _, err := os.Stat(log.Attachments().Dir()); err != nil {
+	if _, err := os.Stat(log.Attachments().(*session.DirAttachments).Dir()); err != nil {
 		t.Fatal(err)
 	}
 	b, err := Resume(ctx, store, id, Config{Registry: reg, Model: srv.model(t), Now: fixedNow})

@@ -34,7 +34,7 @@
 //   - shell.sandbox may be made stricter (none < auto < bwrap), never weaker;
 //   - baseUrl, apiKeyEnv and web.baseUrl (they would redirect the API key), mcp.servers (it starts
 //     processes), permissions.openProtected (it would open .git or the policy itself to
-//     writes), redact.enabled (it would show secrets to the model), sessions.root and
+//     writes), redact.enabled (it would show secrets to the model), sessions.root, sessions.store and
 //     spill.dir (they choose where dsh writes) are refused;
 //   - everything else tunes the agent and replaces the user's value as any later layer does:
 //     model, thinking, reasoningEffort, provider, pricing, mode, codeRuntime, toolOrder, sessions.compression, the reminder.* keys and
@@ -174,6 +174,9 @@ type Sessions struct {
 	Root string
 	// Compression is the store's encoding (key "sessions.compression").
 	Compression session.Compression
+	// Store is a postgres:// URL of the database that keeps the sessions instead of Root
+	// (key "sessions.store"); empty for the file store under Root. User-only.
+	Store string
 }
 
 // Web configures the web tools, web_search and web_fetch.
@@ -367,6 +370,7 @@ var fields = []field{
 	{"toolOrder", kindList, ""},
 	{"sessions.root", kindPath, "DSH_SESSIONS_ROOT"},
 	{"sessions.compression", kindString, "DSH_SESSIONS_COMPRESSION"},
+	{"sessions.store", kindString, "DSH_SESSIONS_STORE"},
 	{"permissions.allow", kindPolicy, ""},
 	{"permissions.ask", kindPolicy, ""},
 	{"permissions.deny", kindPolicy, ""},
@@ -661,6 +665,8 @@ func userOnly(key string) string {
 		return "a cloned repository could open its .git or its own policy to writes"
 	case "sessions.root":
 		return "a cloned repository could choose where your session logs are written"
+	case "sessions.store":
+		return "a cloned repository could send your session logs to a database of its choosing"
 	case "spill.dir":
 		return "a cloned repository could choose where spilled results are written"
 	case "redact.enabled":
@@ -1033,6 +1039,15 @@ func (c *Config) set(f field, v value, userHome string) error {
 		c.CodeRuntime = s
 	case "sessions.root":
 		c.Sessions.Root = s
+	case "sessions.store":
+		// The PostgreSQL session store: a URL, or empty for the file store.
+		if s != "" && !strings.HasPrefix(s, "postgres://") && !strings.HasPrefix(s, "postgresql://") {
+			return fmt.Errorf("sessions.store must be a postgres:// URL (or empty for the file store under sessions.root), got %q", redactURL(s))
+		}
+		if _, err := url.Parse(s); err != nil {
+			return fmt.Errorf("sessions.store is not a valid URL: %v", strings.ReplaceAll(err.Error(), s, redactURL(s)))
+		}
+		c.Sessions.Store = s
 	case "sessions.compression":
 		cm := session.Compression(s)
 		if cm != session.CompressionZstd && cm != session.CompressionNone {
@@ -1367,6 +1382,7 @@ func (c *Config) Entries() []Entry {
 		"toolOrder":                      order,
 		"sessions.root":                  c.Sessions.Root,
 		"sessions.compression":           string(c.Sessions.Compression),
+		"sessions.store":                 redactURL(c.Sessions.Store),
 		"permissions.allow":              list(c.Permissions.Allow),
 		"permissions.ask":                list(c.Permissions.Ask),
 		"permissions.deny":               list(c.Permissions.Deny),
@@ -1448,4 +1464,13 @@ func (c *Config) ShellSandbox() string {
 		return ""
 	}
 	return c.Shell.Sandbox
+}
+
+// redactURL returns a URL with its password hidden, for messages and listings.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	return u.Redacted()
 }

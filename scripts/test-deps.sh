@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond Go on a fresh Debian machine: bubblewrap for the
 # shell sandbox tests, webp (cwebp) to make the WebP fixtures of the read_image tests, zstd for the session log's compatibility check against the reference
-# decompressor, python3 for the Starlark SDK golden check, and (through scripts/npm-deps.sh)
+# decompressor, python3 for the Starlark SDK golden check, postgresql for the PostgreSQL
+# session store, and (through scripts/npm-deps.sh)
 # the npm packages the MCP and Code Mode tests run against. The tests fail, never skip, when
 # one of these is missing. It is idempotent and quiet when everything is present.
 set -euo pipefail
@@ -12,6 +13,9 @@ need_apt=()
 command -v zstd >/dev/null 2>&1 || need_apt+=(zstd)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 command -v cwebp >/dev/null 2>&1 || need_apt+=(webp)
+# PostgreSQL for the PostgreSQL session store's tests (internal/pgtest starts a private
+# server from /usr/lib/postgresql/*/bin as the postgres user the package creates).
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_apt+=(postgresql)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""

@@ -234,6 +234,6 @@ func (a *MemoryAttachments) ReadAttachment(id string) (string, []byte, error) {
 
 // Attachments returns the attachment store of the session this log writes: the
 // AttachmentDirName directory beside the log file.
-func (l *FileLog) Attachments() *DirAttachments {
+func (l *FileLog) Attachments() Attachments {
 	return OpenAttachments(filepath.Join(filepath.Dir(l.path), AttachmentDirName))
 }

@@ -151,7 +151,7 @@ func TestFileLogAttachmentsLiveBesideTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	if got, want := log.Attachments().Dir(), filepath.Join(filepath.Dir(log.path), AttachmentDirName); got != want {
+	if got, want := log.Attachments().(*DirAttachments).Dir(), filepath.Join(filepath.Dir(log.Path()), AttachmentDirName); got != want {
 		t.Fatalf("dir = %s, want %s", got, want)
 	}
 }

@@ -20,7 +20,7 @@ func benchStore(b *testing.B, opts Options) *FileLog {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return l
+	return l.(*FileLog)
 }
 
 // BenchmarkAppendDurable measures durable appends: every op is one event written as its

@@ -93,7 +93,7 @@ func crashChild() int {
 	}
 	for turn := 0; ; turn++ {
 		for _, st := range crashTurn(turn) {
-			if err := crashWrite(l, st); err != nil {
+			if err := crashWrite(l.(*FileLog), st); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 2
 			}

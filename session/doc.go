@@ -28,9 +28,15 @@
 // Options.WriteBatchMaxDelay (default 200 ms) in a background goroutine and writes them as
 // one batch; Flush and Close write what is pending. Memory is the in-memory Log.
 //
+// # Stores
+//
+// Store is the interface of where sessions are kept; FileStore keeps them in files (below)
+// and package session/pgstore in PostgreSQL, with the same event bytes and the same
+// recovery. Export and Import move a session between any two stores unchanged.
+//
 // # Files
 //
-// A Store keeps one file per session:
+// A FileStore keeps one file per session:
 //
 //	<root>/--<ProjectKey(cwd)>--/<EncodeSegment(id)>/session.jsonl.zstd
 //	<root>/_no-cwd/<EncodeSegment(id)>/session.jsonl.zstd
@@ -56,13 +62,13 @@
 //
 // # Loading
 //
-// Store.Load decodes the file record by record (frame or line). A damaged record —
+// FileStore.Load decodes the file record by record (frame or line). A damaged record —
 // truncated, bad checksum, unparsable — is a torn tail when no intact record follows it:
 // it is dropped, and Loaded.TornBytes says how much (complete lines inside a torn frame
 // are not salvaged; the whole last batch goes). Damage followed by an intact record, a bad
 // header, and an intact record holding an invalid event (unknown required type, seq gap,
 // malformed payload) are a *CorruptError naming the file and byte offset. Load then adds
-// RecoveryEvents in memory; Store.Resume also cuts the torn tail off the file, appends the
+// RecoveryEvents in memory; FileStore.Resume also cuts the torn tail off the file, appends the
 // recovery events durably, and returns the FileLog to continue the session.
 //
 // Surface replacement (the reference's compaction surfaceOp objects) is not supported:

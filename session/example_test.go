@@ -1,10 +1,12 @@
 package session_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/dsh-go/dsh/content"
@@ -147,4 +149,31 @@ func ExampleUsageOf() {
 	// turn 1: 1200 input, 40 output
 	// turn 2: 300 input, 40 output
 	// total: 1500 input, 80 output
+}
+
+// Export writes a session as a plain log, and Import stores it in another store (here a
+// second file store; session/pgstore's Store takes it the same way) with its id, seqs and
+// times unchanged.
+func ExampleExport() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "dsh-example-")
+	defer os.RemoveAll(dir)
+	clock := func() time.Time { return time.UnixMilli(1_780_000_000_000) }
+	src, _ := session.Open(filepath.Join(dir, "a"), session.Options{Now: clock})
+	w, _ := src.Create(ctx, session.Header{ID: "s1", Cwd: "/work"})
+	w.Append(session.TurnStart{Turn: 1}.Event())
+	w.Close()
+
+	var log bytes.Buffer
+	if err := session.Export(ctx, src, "s1", &log); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Print(log.String())
+	dst, _ := session.Open(filepath.Join(dir, "b"), session.Options{})
+	h, err := session.Import(ctx, dst, &log)
+	fmt.Println(h.ID, err)
+	// Output:
+	// {"type":"session","version":0,"id":"s1","createdAt":1780000000000,"cwd":"/work","delegationDepth":0}
+	// {"type":"turn/start","seq":0,"time":1780000000000,"data":{"turn":1}}
+	// s1 <nil>
 }

@@ -15,7 +15,7 @@ import (
 func lockFile(f *os.File) error {
 	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	if errors.Is(err, syscall.EWOULDBLOCK) {
-		return fmt.Errorf("session: log %q is already open for writing", f.Name())
+		return fmt.Errorf("session: log %q is already open for writing: %w", f.Name(), ErrConflict)
 	}
 	if err != nil {
 		return fmt.Errorf("session: lock %q: %w", f.Name(), err)

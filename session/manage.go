@@ -53,7 +53,7 @@ func (e *AmbiguousError) Error() string {
 // Resolve returns the full id of the session that id names: the session with exactly that
 // id, or else the only session whose id starts with it. A prefix matching several sessions
 // is an *AmbiguousError listing them; one matching none wraps ErrNotFound.
-func (s *Store) Resolve(ctx context.Context, id string) (string, error) {
+func (s *FileStore) Resolve(ctx context.Context, id string) (string, error) {
 	if id == "" {
 		return "", errors.New("session: empty session id")
 	}
@@ -86,7 +86,7 @@ func (s *Store) Resolve(ctx context.Context, id string) (string, error) {
 // Remove deletes the stored session id (a full id; see Resolve) and its directory, and the
 // project directory when it is left empty. A session open for writing — by this process or
 // another — is refused.
-func (s *Store) Remove(ctx context.Context, id string) error {
+func (s *FileStore) Remove(ctx context.Context, id string) error {
 	path, err := s.find(ctx, id)
 	if err != nil {
 		return err
@@ -113,7 +113,7 @@ func (s *Store) Remove(ctx context.Context, id string) error {
 // CheckWritable verifies that a session created for cwd could be written: it creates the
 // session's project directory and a scratch file in it, then removes the file. Callers use
 // it to fail before doing work (calling a model) whose log could not be kept.
-func (s *Store) CheckWritable(cwd string) error {
+func (s *FileStore) CheckWritable(cwd string) error {
 	path, err := LogPath(s.root, cwd, "probe", s.opts.Compression)
 	if err != nil {
 		return fmt.Errorf("session: %w", err)
@@ -149,45 +149,58 @@ type Summary struct {
 	Updated int64
 	// Messages counts the user and assistant messages.
 	Messages int
+	// Tokens is the token usage the session's model calls reported.
+	Tokens Tokens
 }
 
 // Summarize describes a session from its header and events.
 func Summarize(h Header, events []Event) Summary {
 	sum := Summary{Cwd: h.Cwd, Updated: h.CreatedAt}
 	for _, e := range events {
-		if e.Time > sum.Updated {
-			sum.Updated = e.Time
+		sum.Add(e)
+	}
+	return sum
+}
+
+// Add folds the next event of a session into its summary, as Summarize does for each
+// event in order; stores that keep a running summary (session/pgstore) use it.
+func (sum *Summary) Add(e Event) {
+	if e.Time > sum.Updated {
+		sum.Updated = e.Time
+	}
+	switch e.Type {
+	case TypeTurnStart:
+		sum.Turns++
+		sum.LastEnd = EndReason{}
+	case TypeTurnEnd:
+		if p, err := DecodeTurnEnd(e); err == nil {
+			sum.LastEnd = p.Reason
 		}
-		switch e.Type {
-		case TypeTurnStart:
-			sum.Turns++
-			sum.LastEnd = EndReason{}
-		case TypeTurnEnd:
-			if p, err := DecodeTurnEnd(e); err == nil {
-				sum.LastEnd = p.Reason
+	case TypeUserMessage:
+		sum.Messages++
+		p, err := DecodeUserMessage(e)
+		if err != nil || sum.FirstPrompt != "" {
+			return
+		}
+		if src := p.Message.Source; src == nil || src.Kind == "" || src.Kind == "user" {
+			sum.FirstPrompt = strings.TrimSpace(messageText(p.Message))
+		}
+	case TypeAssistantMessage:
+		sum.Messages++
+		if p, err := DecodeAssistantMessage(e); err == nil && p.Usage != nil {
+			if u, err := stepUsage(p.Usage); err == nil {
+				sum.Tokens = sum.Tokens.Add(u.Tokens)
 			}
-		case TypeUserMessage:
-			sum.Messages++
-			p, err := DecodeUserMessage(e)
-			if err != nil || sum.FirstPrompt != "" {
-				continue
-			}
-			if src := p.Message.Source; src == nil || src.Kind == "" || src.Kind == "user" {
-				sum.FirstPrompt = strings.TrimSpace(messageText(p.Message))
-			}
-		case TypeAssistantMessage:
-			sum.Messages++
-		case TypeWorkspaceMoved:
-			if o, ok := e.Data.(*jsonv.Object); ok {
-				if to, ok := o.Get("to"); ok {
-					if s, ok := to.(string); ok && s != "" {
-						sum.Cwd = s
-					}
+		}
+	case TypeWorkspaceMoved:
+		if o, ok := e.Data.(*jsonv.Object); ok {
+			if to, ok := o.Get("to"); ok {
+				if s, ok := to.(string); ok && s != "" {
+					sum.Cwd = s
 				}
 			}
 		}
 	}
-	return sum
 }
 
 // messageText joins the text blocks of a message.

@@ -12,7 +12,7 @@ import (
 )
 
 // createWith stores a session with the given id and cwd holding events.
-func createWith(t *testing.T, s *Store, id, cwd string, events ...Event) {
+func createWith(t *testing.T, s *FileStore, id, cwd string, events ...Event) {
 	t.Helper()
 	l, err := s.Create(context.Background(), Header{ID: id, Cwd: cwd})
 	if err != nil {
@@ -126,7 +126,7 @@ func TestCheckWritable(t *testing.T) {
 		if err := os.WriteFile(blocked, nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		bad := &Store{root: filepath.Join(blocked, "sessions"), opts: s.opts}
+		bad := &FileStore{root: filepath.Join(blocked, "sessions"), opts: s.opts}
 		if err := bad.CheckWritable("/some/project"); err == nil || !strings.Contains(err.Error(), "session directory is not writable") {
 			t.Errorf("CheckWritable under a file = %v", err)
 		}
@@ -136,7 +136,7 @@ func TestCheckWritable(t *testing.T) {
 	if err := os.Mkdir(ro, 0o500); err != nil {
 		t.Fatal(err)
 	}
-	bad := &Store{root: filepath.Join(ro, "sessions"), opts: s.opts}
+	bad := &FileStore{root: filepath.Join(ro, "sessions"), opts: s.opts}
 	if err := bad.CheckWritable("/some/project"); err == nil || !strings.Contains(err.Error(), "not writable") {
 		t.Errorf("CheckWritable in a read-only directory = %v", err)
 	}

@@ -19,6 +19,10 @@ import (
 // ErrNotFound is returned (wrapped) when a store holds no log for a session id.
 var ErrNotFound = errors.New("session: not found")
 
+// ErrExists is returned (wrapped) when a session to be created or imported already has a
+// log.
+var ErrExists = errors.New("session: already exists")
+
 // Options configures a Store. The zero value selects the defaults.
 type Options struct {
 	// Compression is the store's encoding: CompressionZstd (default) or CompressionNone.
@@ -36,14 +40,14 @@ type Options struct {
 	batchDone func(error)
 }
 
-// Store keeps session logs under a root directory, one file per session (docs/behaviour.md §9.2):
+// FileStore keeps session logs under a root directory, one file per session (docs/behaviour.md §9.2):
 //
 //	<root>/--<projectKey(cwd)>--/<EncodeSegment(id)>/session.jsonl.zstd
 //	<root>/_no-cwd/<EncodeSegment(id)>/session.jsonl.zstd        (sessions without cwd)
 //
-// A Store is safe for concurrent use; one session file has at most one writer at a time
+// A FileStore is safe for concurrent use; one session file has at most one writer at a time
 // (an advisory lock refuses a second one where the platform supports it).
-type Store struct {
+type FileStore struct {
 	root string
 	opts Options
 }
@@ -51,7 +55,7 @@ type Store struct {
 // Open returns the store rooted at root (created on the first write if absent). An
 // existing root must be a directory, and a root that already holds logs of the other
 // encoding is refused: one root holds one encoding.
-func Open(root string, opts Options) (*Store, error) {
+func Open(root string, opts Options) (*FileStore, error) {
 	if opts.Compression == "" {
 		opts.Compression = CompressionZstd
 	}
@@ -66,7 +70,7 @@ func Open(root string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session: store root %q: %w", root, err)
 	}
-	s := &Store{root: abs, opts: opts}
+	s := &FileStore{root: abs, opts: opts}
 	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
 		return nil, fmt.Errorf("session: store root %q is not a directory", abs)
 	}
@@ -84,13 +88,13 @@ func Open(root string, opts Options) (*Store, error) {
 }
 
 // Root returns the store's absolute root directory.
-func (s *Store) Root() string { return s.root }
+func (s *FileStore) Root() string { return s.root }
 
 // Create starts a new session and returns its log, ready for appends. An empty h.ID is
 // filled with NewID, a zero h.CreatedAt with the current time, and h.Version is always
 // FormatVersion. The file is created atomically with the first written batch; Create
 // refuses an id that already has a log anywhere in the store.
-func (s *Store) Create(ctx context.Context, h Header) (*FileLog, error) {
+func (s *FileStore) Create(ctx context.Context, h Header) (Writer, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -111,11 +115,50 @@ func (s *Store) Create(ctx context.Context, h Header) (*FileLog, error) {
 	}
 	switch existing, err := s.find(ctx, h.ID); {
 	case err == nil:
-		return nil, fmt.Errorf("session: create %q: a log already exists at %q", h.ID, existing)
+		return nil, fmt.Errorf("session: create %q: %w: a log already exists at %q", h.ID, ErrExists, existing)
 	case !errors.Is(err, ErrNotFound):
 		return nil, err
 	}
 	return newFileLog(path, h, &s.opts, nil, nil, 0)
+}
+
+// Import writes a session read elsewhere (see Store.Import): the header and the events
+// with their own seqs and times, as one batch, created atomically like a new log's first
+// batch. An id that already has a log is refused.
+func (s *FileStore) Import(ctx context.Context, h Header, events []Event) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	h, events, err := CheckImport(h, events)
+	if err != nil {
+		return err
+	}
+	if len(events) == 0 {
+		return fmt.Errorf("session: import %q: a session without events is not stored", h.ID)
+	}
+	path, err := LogPath(s.root, h.Cwd, h.ID, s.opts.Compression)
+	if err != nil {
+		return fmt.Errorf("session: import %q: %w", h.ID, err)
+	}
+	switch existing, err := s.find(ctx, h.ID); {
+	case err == nil:
+		return fmt.Errorf("session: import %q: %w: a log already exists at %q", h.ID, ErrExists, existing)
+	case !errors.Is(err, ErrNotFound):
+		return err
+	}
+	l, err := newFileLog(path, h, &s.opts, nil, nil, 0)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.b.events = events
+	l.mu.Unlock()
+	err = l.flush(len(events))
+	if err != nil {
+		l.abandon()
+		return fmt.Errorf("session: import %q: %w", h.ID, err)
+	}
+	return l.Close()
 }
 
 // Loaded is a session read from a store without modifying it.
@@ -137,7 +180,7 @@ type Loaded struct {
 // interrupted turn. A torn final batch is dropped and reported in TornBytes; damage before
 // it is a *CorruptError naming the file and byte offset. Load does not modify the file;
 // Resume does.
-func (s *Store) Load(ctx context.Context, id string) (*Loaded, error) {
+func (s *FileStore) Load(ctx context.Context, id string) (*Loaded, error) {
 	path, err := s.find(ctx, id)
 	if err != nil {
 		return nil, err
@@ -163,7 +206,7 @@ func (s *Store) Load(ctx context.Context, id string) (*Loaded, error) {
 // Resume reopens a session for appending: it loads it like Load, cuts a torn final batch
 // off the file, durably appends the recovery events, and returns the log positioned after
 // them.
-func (s *Store) Resume(ctx context.Context, id string) (*FileLog, error) {
+func (s *FileStore) Resume(ctx context.Context, id string) (Writer, error) {
 	path, err := s.find(ctx, id)
 	if err != nil {
 		return nil, err
@@ -180,7 +223,7 @@ func (s *Store) Resume(ctx context.Context, id string) (*FileLog, error) {
 	return l, nil
 }
 
-func (s *Store) resume(path, id string, f *os.File) (*FileLog, error) {
+func (s *FileStore) resume(path, id string, f *os.File) (*FileLog, error) {
 	if err := lockFile(f); err != nil {
 		return nil, err
 	}
@@ -227,7 +270,7 @@ func (s *Store) resume(path, id string, f *os.File) (*FileLog, error) {
 }
 
 // read decodes a log file and checks that its header names this file.
-func (s *Store) read(path, id string, data []byte) (*scan, error) {
+func (s *FileStore) read(path, id string, data []byte) (*scan, error) {
 	sc, err := readLog(data, s.opts.Compression)
 	if err != nil {
 		var ce *CorruptError
@@ -246,7 +289,7 @@ func (s *Store) read(path, id string, data []byte) (*scan, error) {
 }
 
 // checkPlace verifies that a header's id and cwd name the file it was read from.
-func (s *Store) checkPlace(path string, h *Header) error {
+func (s *FileStore) checkPlace(path string, h *Header) error {
 	want, err := LogPath(s.root, h.Cwd, h.ID, s.opts.Compression)
 	if err != nil {
 		return &CorruptError{Path: path, Err: fmt.Errorf("header cannot name a storage path: %w", err)}
@@ -258,7 +301,7 @@ func (s *Store) checkPlace(path string, h *Header) error {
 }
 
 // projectDirs lists the project directories under the root.
-func (s *Store) projectDirs(ctx context.Context) ([]string, error) {
+func (s *FileStore) projectDirs(ctx context.Context) ([]string, error) {
 	entries, err := os.ReadDir(s.root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -279,7 +322,7 @@ func (s *Store) projectDirs(ctx context.Context) ([]string, error) {
 }
 
 // sessionDirs lists every session directory under the root.
-func (s *Store) sessionDirs(ctx context.Context) ([]string, error) {
+func (s *FileStore) sessionDirs(ctx context.Context) ([]string, error) {
 	projects, err := s.projectDirs(ctx)
 	if err != nil {
 		return nil, err
@@ -303,7 +346,7 @@ func (s *Store) sessionDirs(ctx context.Context) ([]string, error) {
 }
 
 // find returns the path of the log of id, searching every project directory.
-func (s *Store) find(ctx context.Context, id string) (string, error) {
+func (s *FileStore) find(ctx context.Context, id string) (string, error) {
 	seg, err := EncodeSegment(id)
 	if err != nil {
 		return "", fmt.Errorf("session: invalid id %q: %w", id, err)
@@ -348,11 +391,15 @@ type Info struct {
 	// Err is set when the header could not be read; the session is still listed so that
 	// damage is visible.
 	Err error
+	// Summary is the summary of the stored events (without recovery events), set by
+	// stores that keep one (session/pgstore), in which LastEnd carries only its Kind; nil
+	// when the session must be loaded to summarize it.
+	Summary *Summary
 }
 
 // List describes every session in the store, reading only each log's header, ordered by
 // creation time (then id).
-func (s *Store) List(ctx context.Context) ([]Info, error) {
+func (s *FileStore) List(ctx context.Context) ([]Info, error) {
 	dirs, err := s.sessionDirs(ctx)
 	if err != nil {
 		return nil, err
@@ -399,7 +446,7 @@ func (s *Store) List(ctx context.Context) ([]Info, error) {
 }
 
 // readHeader reads only the header record of a log.
-func (s *Store) readHeader(dec *zstd.Decoder, path string) (Header, error) {
+func (s *FileStore) readHeader(dec *zstd.Decoder, path string) (Header, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Header{}, fmt.Errorf("session: open %q: %w", path, err)

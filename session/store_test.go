@@ -80,7 +80,7 @@ func records(t *testing.T, data []byte, c Compression) []int {
 	return starts
 }
 
-func openStore(t *testing.T, opts Options) *Store {
+func openStore(t *testing.T, opts Options) *FileStore {
 	t.Helper()
 	s, err := Open(filepath.Join(t.TempDir(), "sessions"), opts)
 	if err != nil {
@@ -400,7 +400,7 @@ func TestZstdCompatibility(t *testing.T) {
 
 // writeLog creates a closed session "t" whose file has the header and one record per
 // batch; it returns the store, the path and the events.
-func writeLog(t *testing.T, c Compression, batches ...[]Event) (*Store, string, []Event) {
+func writeLog(t *testing.T, c Compression, batches ...[]Event) (*FileStore, string, []Event) {
 	t.Helper()
 	s := openStore(t, Options{Compression: c, Now: fixedClock})
 	l, err := s.Create(context.Background(), Header{ID: "t", Cwd: "/w"})
@@ -847,10 +847,11 @@ func TestList(t *testing.T) {
 
 func TestWriteFailureBreaksLog(t *testing.T) {
 	s := openStore(t, Options{})
-	l, err := s.Create(context.Background(), Header{ID: "w"})
+	w, err := s.Create(context.Background(), Header{ID: "w"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	l := w.(*FileLog)
 	if _, err := l.AppendDurable(TurnStart{}.Event()); err != nil {
 		t.Fatal(err)
 	}

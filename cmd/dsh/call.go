@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/dsh-go/dsh/agent"
@@ -133,10 +132,11 @@ func runCall(ctx context.Context, e *env, args []string) (err error) {
 	prompter := terminalPrompter(e, c, stderrFile(e))
 	// Every invocation is one session: its calls, results, sub-calls and approvals are
 	// logged like an agent's.
-	store, err := openStore(c)
+	store, err := openStore(ctx, c)
 	if err != nil {
 		return err
 	}
+	defer closeStore(store)
 	flog, err := store.Create(ctx, session.Header{Cwd: ws, Client: "dsh call"})
 	if err != nil {
 		return err
@@ -157,7 +157,7 @@ func runCall(ctx context.Context, e *env, args []string) (err error) {
 		}
 	}()
 	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, Log: flog, Prompter: prompter, Session: id, Approval: *preset,
-		NoMCP: !callsNeedMCP(calls), MCPLog: filepath.Join(filepath.Dir(flog.Path()), "mcp.log"),
+		NoMCP: !callsNeedMCP(calls), MCPLog: sessionMCPLog(c, flog),
 		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr})
 	if err != nil {
 		return err

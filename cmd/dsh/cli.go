@@ -91,13 +91,8 @@ func indexOf(args []string, s string) int {
 	return -1
 }
 
-// openStore opens the session store the configuration names.
-func openStore(c *loadedConfig) (*session.Store, error) {
-	return session.Open(c.Sessions.Root, session.Options{Compression: c.Sessions.Compression})
-}
-
 // loadSession reads a stored session, with a message that says where dsh looked.
-func loadSession(ctx context.Context, store *session.Store, id string) (*session.Loaded, error) {
+func loadSession(ctx context.Context, store session.Store, id string) (*session.Loaded, error) {
 	l, err := store.Load(ctx, id)
 	if errors.Is(err, session.ErrNotFound) {
 		return nil, fmt.Errorf("no session %q in %s (list them with \"dsh session ls\")", id, store.Root())

@@ -30,6 +30,7 @@ var configFlagSpecs = []configFlag{
 	{key: "maxSteps", flag: "max-steps", usage: "the most model requests in one turn (default 50)"},
 	{key: "maxParallelToolCalls", flag: "max-parallel", usage: "the most concurrency-safe tool calls running at once (default 10)"},
 	{key: "sessions.root", flag: "sessions-dir", usage: "where session logs are stored (default $DSH_HOME/sessions)"},
+	{key: "sessions.store", flag: "store", usage: "a postgres:// URL: keep the sessions in that PostgreSQL database instead of --sessions-dir"},
 	{key: "permissions.allow", flag: "allow", list: true, usage: "permission rule pre-approving calls (repeatable; added to the configured ones), e.g. 'bash(go test *)'"},
 	{key: "permissions.ask", flag: "ask", list: true, usage: "permission rule requiring approval (repeatable; added to the configured ones), e.g. 'bash(git push*)'"},
 	{key: "permissions.deny", flag: "deny", list: true, usage: "permission rule refusing calls (repeatable; added to the configured ones), e.g. 'read(**/.env)'"},

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -55,8 +54,8 @@ type convOptions struct {
 type conversation struct {
 	e     *env
 	opts  convOptions
-	store *session.Store
-	flog  *session.FileLog
+	store session.Store
+	flog  session.Writer
 	id    string
 	isNew bool // the session was created by this conversation
 	log   *teeLog
@@ -81,12 +80,12 @@ type conversation struct {
 }
 
 // errNoSession reports a session id that names no stored session.
-func errNoSession(store *session.Store, id string) error {
+func errNoSession(store session.Store, id string) error {
 	return fmt.Errorf("no session %q in %s (list them with \"dsh session ls\")", id, store.Root())
 }
 
 // resolveID turns a session id or unique prefix into the stored session's id.
-func resolveID(ctx context.Context, store *session.Store, id string) (string, error) {
+func resolveID(ctx context.Context, store session.Store, id string) (string, error) {
 	full, err := store.Resolve(ctx, id)
 	if errors.Is(err, session.ErrNotFound) {
 		return "", errNoSession(store, id)
@@ -96,7 +95,7 @@ func resolveID(ctx context.Context, store *session.Store, id string) (string, er
 
 // lastSession returns the id of the session of workspace that was active last ("" when it
 // has none).
-func lastSession(ctx context.Context, store *session.Store, workspace string) (string, error) {
+func lastSession(ctx context.Context, store session.Store, workspace string) (string, error) {
 	sums, err := listSessions(ctx, store)
 	if err != nil {
 		return "", err
@@ -118,7 +117,7 @@ func lastSession(ctx context.Context, store *session.Store, workspace string) (s
 // so that an unwritable store fails before any model is called.
 func openConversation(ctx context.Context, e *env, opts convOptions) (_ *conversation, err error) {
 	c := opts.config
-	store, err := openStore(c)
+	store, err := openStore(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +208,7 @@ func openConversation(ctx context.Context, e *env, opts convOptions) (_ *convers
 		prompter = holder
 	}
 	cv.rt, err = newRuntime(ctx, runtimeConfig{Workspace: opts.workspace, Mode: c.Mode, Config: c.Config, Log: cv.log, Prompter: prompter, Session: cv.id,
-		Approval: opts.approval, MCPLog: filepath.Join(filepath.Dir(cv.flog.Path()), "mcp.log"),
+		Approval: opts.approval, MCPLog: sessionMCPLog(c, cv.flog),
 		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr, Attachments: cv.flog.Attachments(), ImageRefusal: imageRefusal(cv.model)})
 	if err != nil {
 		return nil, err
@@ -401,6 +400,10 @@ func (cv *conversation) close(discard bool) error {
 			}
 		}
 	}
+	if cv.store != nil {
+		closeStore(cv.store)
+		cv.store = nil
+	}
 	return errors.Join(errs...)
 }
 
@@ -525,7 +528,7 @@ type sessionEntry struct {
 }
 
 // listSessions reads every stored session's summary, oldest first.
-func listSessions(ctx context.Context, store *session.Store) ([]sessionEntry, error) {
+func listSessions(ctx context.Context, store session.Store) ([]sessionEntry, error) {
 	infos, err := store.List(ctx)
 	if err != nil {
 		return nil, err
@@ -533,7 +536,11 @@ func listSessions(ctx context.Context, store *session.Store) ([]sessionEntry, er
 	out := make([]sessionEntry, 0, len(infos))
 	for _, in := range infos {
 		en := sessionEntry{info: in, err: in.Err}
-		if en.err == nil {
+		// A store's own summary serves unless the last turn is open: loading closes that
+		// turn as interrupted, as resuming would.
+		if sum := in.Summary; en.err == nil && sum != nil && (sum.Turns == 0 || sum.LastEnd.Kind != "") {
+			en.sum = *sum
+		} else if en.err == nil {
 			l, err := store.Load(ctx, in.Header.ID)
 			if err != nil {
 				en.err = err

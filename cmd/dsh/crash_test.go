@@ -86,7 +86,7 @@ func TestRunSurvivesSIGKILL(t *testing.T) {
 		t.Run(fmt.Sprintf("kill%02d", i), func(t *testing.T) {
 			var home, ws, id string
 			var delay time.Duration
-			var store *session.Store
+			var store session.Store
 			for attempt := 0; id == "" && attempt < attempts; attempt++ {
 				home, ws = setup(t)
 				cmd := start(t.Context(), home, ws, "run", "--script", scriptPath, "crash test")

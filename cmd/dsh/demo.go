@@ -99,6 +99,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 			return fmt.Errorf("temporary session directory: %w", err)
 		}
 		c.Sessions.Root = sessions
+		c.Sessions.Store = "" // the temporary directory, not a configured database
 		replay = func(id string) string {
 			if *keep {
 				return fmt.Sprintf("replay: dsh session show --sessions-dir %s %s", sessions, id)

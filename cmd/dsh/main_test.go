@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -24,12 +25,22 @@ func TestMain(m *testing.M) {
 	if os.Getenv("DSH_TEST_AS_DSH") == "1" {
 		os.Exit(mainArgs(os.Args[1:]))
 	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		if builtDir != "" {
-			os.RemoveAll(builtDir)
+	code := m.Run()
+	// The PostgreSQL server of the store tests stops before the leak check.
+	if err := pg.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "pgtest:", err)
+		code = 1
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
 		}
-		os.Exit(code)
-	}))
+	}
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
+	}
+	os.Exit(code)
 }
 
 // sandbox is one test's world: a workspace (the working directory) and a dsh home.

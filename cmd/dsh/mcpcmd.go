@@ -53,10 +53,11 @@ func runMCPServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	store, err := openStore(c)
+	store, err := openStore(ctx, c)
 	if err != nil {
 		return err
 	}
+	defer closeStore(store)
 	logs := &codemode.ScopeLogs{}
 	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, Logs: logs, MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr,
 		MCPLog: homeMCPLog(c)})
@@ -185,7 +186,7 @@ func waitSettled(ctx context.Context, h *mcp.Host, wait time.Duration) {
 // scope, so each connection's observations and approvals are its own) and its session log,
 // named after the client's clientInfo: every call, result, sub-call and approval of the
 // connection is recorded there. The log is closed when the connection ends.
-func openMCPSession(ctx context.Context, store *session.Store, ws string, parent *tool.Scope, logs *codemode.ScopeLogs, info mcp.SessionInfo, notices io.Writer) (*mcp.Session, error) {
+func openMCPSession(ctx context.Context, store session.Store, ws string, parent *tool.Scope, logs *codemode.ScopeLogs, info mcp.SessionInfo, notices io.Writer) (*mcp.Session, error) {
 	client := "MCP client"
 	if info.ClientName != "" {
 		client += " " + info.ClientName

@@ -31,24 +31,28 @@ func runSession(ctx context.Context, e *env, args []string) error {
 		return runSessionRemove(ctx, e, args[1:])
 	case "prune":
 		return runSessionPrune(ctx, e, args[1:])
+	case "export":
+		return runSessionExport(ctx, e, args[1:])
+	case "import":
+		return runSessionImport(ctx, e, args[1:])
 	case "-h", "-help", "--help":
-		fmt.Fprintln(e.stderr, "Usage: dsh session ls [--all] [--json] | show [--json] ID | rm ID… | prune [--older-than AGE] [--keep N] [--all] [--dry-run]\n\nA session ID may be shortened to any prefix that names one session.")
+		fmt.Fprintln(e.stderr, "Usage: dsh session ls [--all] [--json] | show [--json] ID | rm ID… | prune [--older-than AGE] [--keep N] [--all] [--dry-run] | export [--out FILE] ID | import FILE\n\nA session ID may be shortened to any prefix that names one session. --store postgres://… uses a PostgreSQL session store.")
 		return errHelp
 	}
 	hint := ""
-	if s := suggest.Closest(args[0], []string{"ls", "show", "rm", "prune"}); s != "" {
+	if s := suggest.Closest(args[0], []string{"ls", "show", "rm", "prune", "export", "import"}); s != "" {
 		hint = fmt.Sprintf(" (did you mean %q?)", s)
 	}
-	return &usageError{fmt.Sprintf("unknown subcommand %q%s; want ls, show ID, rm ID… or prune", args[0], hint)}
+	return &usageError{fmt.Sprintf("unknown subcommand %q%s; want ls, show ID, rm ID…, prune, export ID or import FILE", args[0], hint)}
 }
 
 // sessionStore loads the configuration for the current directory and opens its store.
-func sessionStore(e *env, cf *configFlags) (*session.Store, error) {
+func sessionStore(ctx context.Context, e *env, cf *configFlags) (session.Store, error) {
 	c, err := loadConfig(e, e.cwd, cf)
 	if err != nil {
 		return nil, err
 	}
-	return openStore(c)
+	return openStore(ctx, c)
 }
 
 // runSessionList lists the sessions of the current directory (every directory's with
@@ -58,14 +62,15 @@ func runSessionList(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "session ls", "session ls [--all] [--json] [--sessions-dir DIR]")
 	asJSON := fs.Bool("json", false, "print the sessions as JSON lines")
 	all := fs.Bool("all", false, "list the sessions of every workspace, not only this directory's")
-	cf := addConfigFlags(fs, "sessions.root")
+	cf := addConfigFlags(fs, "sessions.root", "sessions.store")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	store, err := sessionStore(e, cf)
+	store, err := sessionStore(ctx, e, cf)
 	if err != nil {
 		return err
 	}
+	defer closeStore(store)
 	entries, err := listSessions(ctx, store)
 	if err != nil {
 		return err
@@ -158,7 +163,7 @@ func orDash(s string) string {
 // removed. Every id is resolved before anything is removed, so a typo removes nothing.
 func runSessionRemove(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "session rm", "session rm [--sessions-dir DIR] ID…")
-	cf := addConfigFlags(fs, "sessions.root")
+	cf := addConfigFlags(fs, "sessions.root", "sessions.store")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -166,10 +171,11 @@ func runSessionRemove(ctx context.Context, e *env, args []string) error {
 	if len(pos) == 0 {
 		return &usageError{"want the ids of the sessions to remove (list them with \"dsh session ls\")"}
 	}
-	store, err := sessionStore(e, cf)
+	store, err := sessionStore(ctx, e, cf)
 	if err != nil {
 		return err
 	}
+	defer closeStore(store)
 	ids := make([]string, 0, len(pos))
 	for _, p := range pos {
 		id, err := resolveID(ctx, store, p)
@@ -198,7 +204,7 @@ func runSessionPrune(ctx context.Context, e *env, args []string) error {
 	keep := fs.Int("keep", 0, "always keep this many of the most recently active sessions")
 	all := fs.Bool("all", false, "prune every workspace's sessions, not only this directory's")
 	dryRun := fs.Bool("dry-run", false, "print what would be removed and remove nothing")
-	cf := addConfigFlags(fs, "sessions.root")
+	cf := addConfigFlags(fs, "sessions.root", "sessions.store")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -209,10 +215,11 @@ func runSessionPrune(ctx context.Context, e *env, args []string) error {
 	if *keep < 0 {
 		return &usageError{fmt.Sprintf("--keep must not be negative, got %d", *keep)}
 	}
-	store, err := sessionStore(e, cf)
+	store, err := sessionStore(ctx, e, cf)
 	if err != nil {
 		return err
 	}
+	defer closeStore(store)
 	entries, err := listSessions(ctx, store)
 	if err != nil {
 		return err
@@ -275,7 +282,7 @@ func parseAge(s string) (time.Duration, error) {
 func runSessionShow(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "session show", "session show [--json] [--sessions-dir DIR] ID")
 	asJSON := fs.Bool("json", false, "print the events as JSON lines")
-	cf := addConfigFlags(fs, "sessions.root")
+	cf := addConfigFlags(fs, "sessions.root", "sessions.store")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -287,10 +294,11 @@ func runSessionShow(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	store, err := openStore(c)
+	store, err := openStore(ctx, c)
 	if err != nil {
 		return err
 	}
+	defer closeStore(store)
 	id, err := resolveID(ctx, store, pos[0])
 	if err != nil {
 		return err

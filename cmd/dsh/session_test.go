@@ -31,7 +31,7 @@ func TestSessionShowRecoversACrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := openStore(c)
+	store, err := openStore(t.Context(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
