@@ -31,12 +31,14 @@ func runSession(ctx context.Context, e *env, args []string) error {
 		return runSessionRemove(ctx, e, args[1:])
 	case "prune":
 		return runSessionPrune(ctx, e, args[1:])
+	case "serve":
+		return runSessionServe(ctx, e, args[1:])
 	case "-h", "-help", "--help":
-		fmt.Fprintln(e.stderr, "Usage: dsh session ls [--all] [--json] | show [--json] ID | rm ID… | prune [--older-than AGE] [--keep N] [--all] [--dry-run]\n\nA session ID may be shortened to any prefix that names one session.")
+		fmt.Fprintln(e.stderr, "Usage: dsh session ls [--all] [--json] | show [--json] ID | rm ID… | prune [--older-than AGE] [--keep N] [--all] [--dry-run] | serve [--addr 127.0.0.1:8377]\n\nA session ID may be shortened to any prefix that names one session.")
 		return errHelp
 	}
 	hint := ""
-	if s := suggest.Closest(args[0], []string{"ls", "show", "rm", "prune"}); s != "" {
+	if s := suggest.Closest(args[0], []string{"ls", "show", "rm", "prune", "serve"}); s != "" {
 		hint = fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	return &usageError{fmt.Sprintf("unknown subcommand %q%s; want ls, show ID, rm ID… or prune", args[0], hint)}
