@@ -42,12 +42,19 @@ func defs(name string) *tool.Definition {
 	case "edit":
 		d := []card.FileDiff{{Path: "/work/app/main.go", OldText: ptr("package main\n\nfunc main() {\n\tprintln(\"old side\")\n}\n"), NewText: "package main\n\nfunc main() {\n\tprintln(\"new side\")\n}\n"}}
 		return &tool.Definition{Name: name,
-			PresentCall:   func(any) *card.Call { return &card.Call{Card: card.Diff, Title: "Edit main.go", Diffs: d} },
-			PresentResult: func(any, card.ToolResult) *card.Result { return &card.Result{Card: card.Diff, Title: "Edit main.go", Diffs: d} }}
+			PresentCall: func(any) *card.Call { return &card.Call{Card: card.Diff, Title: "Edit main.go", Diffs: d} },
+			PresentResult: func(any, card.ToolResult) *card.Result {
+				return &card.Result{Card: card.Diff, Title: "Edit main.go", Diffs: d}
+			}}
 	case "grep":
 		return &tool.Definition{Name: name,
 			PresentResult: func(any, card.ToolResult) *card.Result {
 				return &card.Result{Card: card.Search, Shape: "matches", Files: []card.SearchFile{{Path: "main.go", Matches: []card.SearchMatch{{LineNumber: 4, Line: "\tprintln(\"new side\")"}}}}}
+			}}
+	case "run_code":
+		return &tool.Definition{Name: name,
+			PresentCall: func(any) *card.Call {
+				return &card.Call{Card: card.Generic, Title: "Count the lines", Kind: card.KindExecute, RawInput: "const r = await tools.read({ file_path: \"a.txt\" });\nreturn r.totalLines;"}
 			}}
 	case "web_search":
 		return &tool.Definition{Name: name,
