@@ -70,7 +70,7 @@ func defs(name string) *tool.Definition {
 
 // recorder appends a scripted session to a file log.
 type recorder struct {
-	t   *testing.T
+	t   testing.TB
 	log *session.FileLog
 }
 
@@ -101,7 +101,7 @@ func (r *recorder) result(id, out string, isError bool, seq int64) {
 }
 
 // newStore returns a store in a temporary directory.
-func newStore(t *testing.T) *session.Store {
+func newStore(t testing.TB) *session.Store {
 	t.Helper()
 	store, err := session.Open(filepath.Join(t.TempDir(), "sessions"), session.Options{})
 	if err != nil {
@@ -112,7 +112,7 @@ func newStore(t *testing.T) *session.Store {
 
 // record writes the fixture session, every card kind in one turn, and returns its id;
 // the log is left open (live) when keepOpen, else closed.
-func record(t *testing.T, store *session.Store, keepOpen bool) (string, *recorder) {
+func record(t testing.TB, store *session.Store, keepOpen bool) (string, *recorder) {
 	t.Helper()
 	l, err := store.Create(context.Background(), session.Header{Cwd: "/work/app"})
 	if err != nil {

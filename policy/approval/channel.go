@@ -2,6 +2,7 @@ package approval
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -272,13 +273,8 @@ func (c *Channel) receive(conn net.Conn) error {
 	if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {
 		return fmt.Errorf("reading the answer: %w", err)
 	}
-	var a ChannelAnswer
-	dec := json.NewDecoder(strings.NewReader(string(line)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&a); err != nil {
-		return fmt.Errorf("the answer is not a JSON object {callId, decision, reason}: %w", err)
-	}
-	if err := a.Check(); err != nil {
+	a, err := decodeAnswer(line)
+	if err != nil {
 		return err
 	}
 	r := Reply{Outcome: tool.ApprovalAllowedOnce}
@@ -298,6 +294,24 @@ func (c *Channel) receive(conn net.Conn) error {
 	}
 	ch <- r
 	return nil
+}
+
+// decodeAnswer reads one answer line: a JSON object with exactly the members of
+// ChannelAnswer, nothing after it, and a valid answer.
+func decodeAnswer(line []byte) (ChannelAnswer, error) {
+	var a ChannelAnswer
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		return ChannelAnswer{}, fmt.Errorf("the answer is not a JSON object {callId, decision, reason}: %w", err)
+	}
+	if len(bytes.TrimSpace(line[dec.InputOffset():])) != 0 {
+		return ChannelAnswer{}, errors.New("the answer has more after its JSON object")
+	}
+	if err := a.Check(); err != nil {
+		return ChannelAnswer{}, err
+	}
+	return a, nil
 }
 
 // SendAnswer sends a to the approval socket at path and returns once the session has taken
