@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond Go on a fresh Debian machine: bubblewrap for the
 # shell sandbox tests, webp (cwebp) to make the WebP fixtures of the read_image tests, zstd for the session log's compatibility check against the reference
-# decompressor, python3 for the Starlark SDK golden check, and (through scripts/npm-deps.sh)
+# decompressor, python3 for the Starlark SDK golden check, chromium for the session viewer's browser tests, and (through scripts/npm-deps.sh)
 # the npm packages the MCP and Code Mode tests run against. The tests fail, never skip, when
 # one of these is missing. It is idempotent and quiet when everything is present.
 set -euo pipefail
@@ -12,6 +12,9 @@ need_apt=()
 command -v zstd >/dev/null 2>&1 || need_apt+=(zstd)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 command -v cwebp >/dev/null 2>&1 || need_apt+=(webp)
+# The session viewer's browser tests (viewer/browser_test.go) drive headless Chromium at
+# this fixed path through chromedp.
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""
