@@ -173,6 +173,7 @@ func TestBrowserLiveSessionAndApproval(t *testing.T) {
 	if n := dialogs.Load(); n != 0 {
 		t.Errorf("%d dialogs opened", n)
 	}
+	record(t, store, false) // a finished session beside the live one, for the list's picture
 	shoot(t, ctx, srv.URL, id)
 }
 

@@ -20,7 +20,7 @@ import (
 // runSession implements "dsh session ls | show | rm | prune".
 func runSession(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
-		return &usageError{"want a subcommand: ls, show ID, rm ID… or prune"}
+		return &usageError{"want a subcommand: ls, show ID, rm ID…, prune or serve"}
 	}
 	switch args[0] {
 	case "ls", "list":
@@ -41,7 +41,7 @@ func runSession(ctx context.Context, e *env, args []string) error {
 	if s := suggest.Closest(args[0], []string{"ls", "show", "rm", "prune", "serve"}); s != "" {
 		hint = fmt.Sprintf(" (did you mean %q?)", s)
 	}
-	return &usageError{fmt.Sprintf("unknown subcommand %q%s; want ls, show ID, rm ID… or prune", args[0], hint)}
+	return &usageError{fmt.Sprintf("unknown subcommand %q%s; want ls, show ID, rm ID…, prune or serve", args[0], hint)}
 }
 
 // sessionStore loads the configuration for the current directory and opens its store.
