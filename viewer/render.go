@@ -47,9 +47,9 @@ type pending struct {
 type renderer struct {
 	def   func(name string) *tool.Definition
 	calls map[string]pendingCall
-	asked map[string]int // question id → index in top of the asked item
 }
 
+// pendingCall is what a result card needs from its call.
 type pendingCall struct {
 	name string
 	args any

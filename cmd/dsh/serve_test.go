@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -165,4 +166,19 @@ func TestSessionServeToken(t *testing.T) {
 	}
 	cancel()
 	testwait.Recv(t, done, "the server to stop")
+}
+
+// TestApproveFromWebLeavesNothingOnEarlyFailure: a first turn that fails before any reply
+// leaves no session, and with --approve-from web no empty directory for its socket either.
+func TestApproveFromWebLeavesNothingOnEarlyFailure(t *testing.T) {
+	s := newSandbox(t)
+	s.dsh("run", "--script", writeScript(t, `{"error":"the model is down"}`), "--approve-from", "web", "hello").want(t, 1)
+	root := filepath.Join(s.home, "sessions")
+	entries, err := os.ReadDir(root)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 {
+		t.Fatalf("left behind in %s: %v", root, entries)
+	}
 }
