@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -410,17 +409,10 @@ func (cv *conversation) close(discard bool) error {
 		if err := cv.flog.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("session log: %w", err))
 		}
-		dir := filepath.Dir(cv.flog.Path())
 		cv.flog = nil
 		if discard {
 			if err := cv.store.Remove(context.Background(), cv.id); err != nil && !errors.Is(err, session.ErrNotFound) {
 				errs = append(errs, err)
-			}
-			if cv.opts.approveFromWeb {
-				// The approval socket's directory was made before the log existed: leave
-				// no empty directories behind (Remove fails on a directory in use).
-				os.Remove(dir)
-				os.Remove(filepath.Dir(dir))
 			}
 		}
 	}

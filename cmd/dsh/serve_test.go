@@ -169,7 +169,7 @@ func TestSessionServeToken(t *testing.T) {
 }
 
 // TestApproveFromWebLeavesNothingOnEarlyFailure: a first turn that fails before any reply
-// leaves no session, and with --approve-from web no empty directory for its socket either.
+// leaves no session, with --approve-from web too: its socket and directory go with it.
 func TestApproveFromWebLeavesNothingOnEarlyFailure(t *testing.T) {
 	s := newSandbox(t)
 	s.dsh("run", "--script", writeScript(t, `{"error":"the model is down"}`), "--approve-from", "web", "hello").want(t, 1)
