@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -180,5 +181,42 @@ func TestApproveFromWebLeavesNothingOnEarlyFailure(t *testing.T) {
 	}
 	if len(entries) != 0 {
 		t.Fatalf("left behind in %s: %v", root, entries)
+	}
+}
+
+// TestChatApproveFromWeb: the chat started with --approve-from web does not ask on its
+// terminal; "dsh approve" answers, and the turn goes on.
+func TestChatApproveFromWeb(t *testing.T) {
+	bin := builtDsh(t)
+	home, ws := t.TempDir(), t.TempDir()
+	p := startPTY(t, bin, ws, chatEnv(home), "--script", writeScript(t, strings.Split(strings.TrimSpace(approvalScript), "\n")...), "--ask", "bash(echo *)", "--approve-from", "web")
+	p.expect("› ")
+	p.send("say it\r")
+	p.expect("? bash needed approval")
+	p.expect(" c1 yes|no")
+	m := regexp.MustCompile(`dsh approve (\S+) c1 yes\|no`).FindStringSubmatch(p.text())
+	if m == nil {
+		t.Fatalf("no dsh approve hint:\n%s", p.text())
+	}
+	if strings.Contains(p.text(), "Allow? [y]es") {
+		t.Fatalf("the chat asked on its terminal:\n%s", p.text())
+	}
+	var out, errb strings.Builder
+	e := &env{stdout: &out, stderr: &errb, cwd: ws, getenv: func(k string) string {
+		if k == "DSH_HOME" || k == "HOME" {
+			return home
+		}
+		return ""
+	}}
+	if code := run(testwait.Context(t), e, []string{"approve", m[1], "c1", "yes"}); code != 0 {
+		t.Fatalf("dsh approve: %d %s", code, errb.String())
+	}
+	p.expect("✓ allowed once")
+	p.expect("Approved and ran.")
+	p.expect("— turn 1 completed")
+	p.expect("› ")
+	p.send("/quit\r")
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit status %d:\n%s", code, p.text())
 	}
 }
