@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -405,5 +404,4 @@ func TestRecordedSessionShowsRecovery(t *testing.T) {
 	mustContain(t, "interrupted session", body, "turn 1 interrupted (dsh stopped before it ended)", "recovery events close a turn")
 	_, body = get(t, http.DefaultClient, srv.URL+"/", nil)
 	mustContain(t, "list", body, `badge-interrupted">interrupted`)
-	_ = filepath.Join
 }
