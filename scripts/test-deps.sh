@@ -2,7 +2,7 @@
 # Installs what the test suite needs beyond Go on a fresh Debian machine: bubblewrap for the
 # shell sandbox tests, webp (cwebp) to make the WebP fixtures of the read_image tests, zstd for the session log's compatibility check against the reference
 # decompressor, python3 for the Starlark SDK golden check, postgresql for the PostgreSQL
-# session store, and (through scripts/npm-deps.sh)
+# session store, chromium for the session viewer's browser tests, and (through scripts/npm-deps.sh)
 # the npm packages the MCP and Code Mode tests run against. The tests fail, never skip, when
 # one of these is missing. It is idempotent and quiet when everything is present.
 set -euo pipefail
@@ -16,6 +16,9 @@ command -v cwebp >/dev/null 2>&1 || need_apt+=(webp)
 # PostgreSQL for the PostgreSQL session store's tests (internal/pgtest starts a private
 # server from /usr/lib/postgresql/*/bin as the postgres user the package creates).
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need_apt+=(postgresql)
+# The session viewer's browser tests (viewer/browser_test.go) drive headless Chromium at
+# this fixed path through chromedp.
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""

@@ -27,7 +27,7 @@ func TestUsageAndExitStatus(t *testing.T) {
 		{"run without task", []string{"run"}, 2, "dsh run: want the task as one argument", ""},
 		{"bad mode flag", []string{"tools", "--mode", "fancy"}, 2, `dsh tools: flag --mode: mode must be "native", "code" or "both", got "fancy"`, ""},
 		{"missing workspace", []string{"tools", "--workspace", "/no/such/dir"}, 1, `dsh tools: workspace "/no/such/dir" does not exist`, ""},
-		{"session without subcommand", []string{"session"}, 2, "dsh session: want a subcommand: ls, show ID, rm ID… or prune", ""},
+		{"session without subcommand", []string{"session"}, 2, "dsh session: want a subcommand: ls, show ID, rm ID…, prune or serve", ""},
 		{"session unknown subcommand", []string{"session", "prnue"}, 2, `unknown subcommand "prnue" (did you mean "prune"?)`, ""},
 		{"session show without id", []string{"session", "show"}, 2, "want one session id", ""},
 		{"session show unknown id", []string{"session", "show", "20260101T000000Z-00000000"}, 1,

@@ -69,7 +69,9 @@ func runChat(ctx context.Context, e *env, args []string) error {
 	}
 	// Approval questions are answered through the chat's own line reader: a prompter that
 	// read standard input on a goroutine of its own would take the chat's next message.
-	ch.opts.prompter = &chatPrompter{ch: ch}
+	if !opts.approveFromWeb {
+		ch.opts.prompter = &chatPrompter{ch: ch}
+	}
 	// Interrupts cancel the running turn; at the prompt the terminal is in raw mode and
 	// Ctrl-C arrives as a key instead.
 	ch.sig = make(chan os.Signal, 1)

@@ -47,6 +47,9 @@ type convOptions struct {
 	tools []*tool.Definition
 	// approval is the approval preset (--approval), "" for none.
 	approval string
+	// approveFromWeb answers approval questions from the session viewer and dsh approve,
+	// through a socket in the session directory, instead of the terminal.
+	approveFromWeb bool
 }
 
 // conversation is an open session with the governed tool set and an agent over it: "dsh
@@ -192,6 +195,18 @@ func openConversation(ctx context.Context, e *env, opts convOptions) (_ *convers
 		}
 	}}
 	prompter := opts.prompter
+	if opts.approveFromWeb {
+		ch, err := webApprovals(e, cv.flog.Header().ID, cv.flog.Path())
+		if err != nil {
+			return nil, err
+		}
+		defer func() {
+			if cv.rt == nil {
+				ch.Close() // the runtime, which closes its prompter, was not made
+			}
+		}()
+		prompter = ch
+	}
 	if prompter == nil && !opts.noPrompt && !opts.json {
 		prompter = terminalPrompter(e, c, stderrFile(e))
 	}

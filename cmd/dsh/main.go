@@ -8,6 +8,8 @@
 //	dsh call [flags] TOOL 'JSON'    one tool call through the whole pipeline
 //	dsh tools [flags]               the tools the model would see
 //	dsh session ls | show | rm | prune  list, replay and remove sessions (ids may be shortened to a unique prefix)
+//	dsh session serve [--addr A]    the session viewer in the browser
+//	dsh approve SESSION CALL yes|no answer an approval of a session run with --approve-from web
 //	dsh mcp serve | ls              serve the tools over MCP; list the configured MCP servers
 //	dsh config [flags]              the effective configuration and its sources
 //
@@ -74,6 +76,7 @@ func commands() []command {
 		{name: "call", summary: "run tool calls through the whole pipeline (TOOL 'JSON' …)", run: runCall},
 		{name: "tools", summary: "list the tools the model would see", run: runTools},
 		{name: "session", summary: "list sessions (ls) or render one from its log (show ID)", run: runSession},
+		{name: "approve", summary: "answer a pending approval of a session started with --approve-from web", run: runApprove},
 		{name: "mcp", summary: "serve the governed tools over MCP (serve) or list the configured servers (ls)", run: runMCP},
 		{name: "config", summary: "print the effective configuration and where each value came from", run: runConfig},
 	}

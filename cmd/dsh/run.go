@@ -41,18 +41,19 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	return runAgent(ctx, e, agentRun{
-		config:    o.config,
-		workspace: o.workspace,
-		model:     o.model,
-		task:      task,
-		resume:    o.resume,
-		cont:      o.continueLast,
-		moveHere:  o.moveHere,
-		json:      *asJSON,
-		summary:   *asJSON,
-		banner:    o.banner,
-		maxTokens: o.maxTokens,
-		approval:  o.approval,
+		config:       o.config,
+		workspace:    o.workspace,
+		model:        o.model,
+		task:         task,
+		resume:       o.resume,
+		cont:         o.continueLast,
+		moveHere:     o.moveHere,
+		json:         *asJSON,
+		summary:      *asJSON,
+		banner:       o.banner,
+		maxTokens:    o.maxTokens,
+		approval:     o.approval,
+		webApprovals: o.approveFromWeb,
 	})
 }
 
@@ -97,6 +98,8 @@ type agentRun struct {
 	replay    func(id string) string // the replay hint, when the default does not apply
 	tools     []*tool.Definition     // extra tools for this run (the demo's own)
 	approval  string                 // the approval preset, "" for none
+	// webApprovals answers approval questions from the session viewer and dsh approve.
+	webApprovals bool
 }
 
 // runAgent runs one turn in a new or resumed session and reports it. A first turn that
@@ -106,7 +109,7 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 		config: ar.config, workspace: ar.workspace, model: ar.model, banner: ar.banner,
 		resume: ar.resume, continueLast: ar.cont, moveHere: ar.moveHere, json: ar.json,
 		prompter: ar.prompter, noPrompt: ar.noPrompt, maxTokens: ar.maxTokens, tools: ar.tools,
-		approval: ar.approval,
+		approval: ar.approval, approveFromWeb: ar.webApprovals,
 	})
 	if err != nil {
 		return err

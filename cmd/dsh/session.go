@@ -20,7 +20,7 @@ import (
 // runSession implements "dsh session ls | show | rm | prune".
 func runSession(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
-		return &usageError{"want a subcommand: ls, show ID, rm ID… or prune"}
+		return &usageError{"want a subcommand: ls, show ID, rm ID…, prune or serve"}
 	}
 	switch args[0] {
 	case "ls", "list":
@@ -35,15 +35,17 @@ func runSession(ctx context.Context, e *env, args []string) error {
 		return runSessionExport(ctx, e, args[1:])
 	case "import":
 		return runSessionImport(ctx, e, args[1:])
+	case "serve":
+		return runSessionServe(ctx, e, args[1:])
 	case "-h", "-help", "--help":
-		fmt.Fprintln(e.stderr, "Usage: dsh session ls [--all] [--json] | show [--json] ID | rm ID… | prune [--older-than AGE] [--keep N] [--all] [--dry-run] | export [--out FILE] ID | import FILE\n\nA session ID may be shortened to any prefix that names one session. --store postgres://… uses a PostgreSQL session store.")
+		fmt.Fprintln(e.stderr, "Usage: dsh session ls [--all] [--json] | show [--json] ID | rm ID… | prune [--older-than AGE] [--keep N] [--all] [--dry-run] | export [--out FILE] ID | import FILE | serve [--addr 127.0.0.1:8377]\n\nA session ID may be shortened to any prefix that names one session. --store postgres://… uses a PostgreSQL session store.")
 		return errHelp
 	}
 	hint := ""
-	if s := suggest.Closest(args[0], []string{"ls", "show", "rm", "prune", "export", "import"}); s != "" {
+	if s := suggest.Closest(args[0], []string{"ls", "show", "rm", "prune", "export", "import", "serve"}); s != "" {
 		hint = fmt.Sprintf(" (did you mean %q?)", s)
 	}
-	return &usageError{fmt.Sprintf("unknown subcommand %q%s; want ls, show ID, rm ID…, prune, export ID or import FILE", args[0], hint)}
+	return &usageError{fmt.Sprintf("unknown subcommand %q%s; want ls, show ID, rm ID…, prune, export ID, import FILE or serve", args[0], hint)}
 }
 
 // sessionStore loads the configuration for the current directory and opens its store.

@@ -15,20 +15,23 @@ type sessionFlags struct {
 	maxTokens  *int
 	scriptFile *string
 	preset     *string
-	config     *configFlags
+	// approveFrom is where approval questions are answered: "terminal" or "web".
+	approveFrom *string
+	config      *configFlags
 }
 
 // addSessionFlags declares the session flags, and every configuration flag, on fs.
 func addSessionFlags(fs *flag.FlagSet, e *env) sessionFlags {
 	return sessionFlags{
-		resume:     fs.String("resume", "", "continue the session with this id (or a unique prefix of it)"),
-		cont:       fs.Bool("continue", false, "continue this workspace's most recently active session"),
-		moveHere:   fs.Bool("cd", false, "with --resume/--continue: continue a session that ran in another directory here, and log the move"),
-		workspace:  fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to"),
-		maxTokens:  fs.Int("max-tokens", 0, "cap on each reply's tokens (0: the server's default)"),
-		scriptFile: fs.String("script", "", "replay the assistant replies of this JSONL script instead of calling a model (see go doc ./llm/script)"),
-		preset:     approvalFlag(fs),
-		config:     addConfigFlags(fs),
+		resume:      fs.String("resume", "", "continue the session with this id (or a unique prefix of it)"),
+		cont:        fs.Bool("continue", false, "continue this workspace's most recently active session"),
+		moveHere:    fs.Bool("cd", false, "with --resume/--continue: continue a session that ran in another directory here, and log the move"),
+		workspace:   fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to"),
+		maxTokens:   fs.Int("max-tokens", 0, "cap on each reply's tokens (0: the server's default)"),
+		scriptFile:  fs.String("script", "", "replay the assistant replies of this JSONL script instead of calling a model (see go doc ./llm/script)"),
+		preset:      approvalFlag(fs),
+		approveFrom: fs.String("approve-from", "terminal", "where approval questions are answered: terminal, or web (the session viewer's page, dsh session serve, and dsh approve)"),
+		config:      addConfigFlags(fs),
 	}
 }
 
@@ -40,6 +43,9 @@ func (f sessionFlags) conversation(e *env) (convOptions, error) {
 	}
 	if err := checkApproval(*f.preset); err != nil {
 		return convOptions{}, err
+	}
+	if *f.approveFrom != "terminal" && *f.approveFrom != "web" {
+		return convOptions{}, &usageError{fmt.Sprintf("--approve-from must be terminal or web, got %q", *f.approveFrom)}
 	}
 	if *f.maxTokens < 0 {
 		return convOptions{}, &usageError{fmt.Sprintf("--max-tokens must not be negative, got %d", *f.maxTokens)}
@@ -57,5 +63,5 @@ func (f sessionFlags) conversation(e *env) (convOptions, error) {
 		return convOptions{}, err
 	}
 	return convOptions{config: c, workspace: ws, model: model, banner: banner, maxTokens: *f.maxTokens,
-		resume: *f.resume, continueLast: *f.cont, moveHere: *f.moveHere, approval: *f.preset}, nil
+		resume: *f.resume, continueLast: *f.cont, moveHere: *f.moveHere, approval: *f.preset, approveFromWeb: *f.approveFrom == "web"}, nil
 }
