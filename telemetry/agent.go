@@ -38,7 +38,7 @@ type usageKey struct{}
 
 // turnUsage sums the usage of a turn's model requests.
 type turnUsage struct {
-	mu                      sync.Mutex
+	mu                       sync.Mutex
 	input, output, cacheRead int
 	seen                     bool
 }
