@@ -1,0 +1,73 @@
+package telemetry_test
+
+import (
+	"testing"
+
+	"github.com/dsh-go/dsh/agent"
+	"github.com/dsh-go/dsh/llm"
+	"github.com/dsh-go/dsh/llm/script"
+	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tool"
+)
+
+// scriptModel is a scripted model replaying replies.
+func scriptModel(t *testing.T, replies []script.Reply) llm.Model {
+	t.Helper()
+	m, err := script.New(replies, script.Options{Name: "deepseek-flash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestTurnSpans pins one turn: an invoke_agent span with the summed usage, a chat span per
+// model request and the tool calls of the first reply between them, all in one trace.
+func TestTurnSpans(t *testing.T) {
+	cases := []struct {
+		name    string
+		replies []script.Reply
+		reason  string
+	}{
+		{name: "turn", reason: session.EndCompleted, replies: []script.Reply{
+			{Reasoning: "greet both", ToolCalls: []script.ToolCall{
+				{ID: "call_a", Name: "greet", Arguments: `{"name":"Ada"}`},
+				{ID: "call_b", Name: "greet", Arguments: `{"name":""}`},
+			}, Usage: llm.Usage{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 50}},
+			{Text: "Greeted Ada.", Usage: llm.Usage{InputTokens: 30, OutputTokens: 5, CacheReadTokens: 150}},
+		}},
+		{name: "turn_model_error", reason: session.EndError, replies: []script.Reply{
+			{Text: "partial", Error: "the model broke down"},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRecorder(t, false)
+			reg, err := tool.NewRegistry(tool.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg.ObserveCalls(r.tr.CallObserver())
+			reg.Register(greetTool(t))
+			a, err := agent.New(agent.Config{
+				Registry: reg,
+				Model:    r.tr.Model(scriptModel(t, tc.replies)),
+				Tracer:   r.tr.TurnTracer("ses_1"),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			res, _ := a.Run(t.Context(), "greet Ada")
+			if res.Reason.Kind != tc.reason {
+				t.Fatalf("turn ended %q, want %q", res.Reason.Kind, tc.reason)
+			}
+			spans := r.rec.Ended()
+			golden(t, tc.name, tree(spans))
+			for _, s := range spans {
+				if s.SpanContext().TraceID() != spans[0].SpanContext().TraceID() {
+					t.Errorf("span %s is in trace %s, not the turn's %s", s.Name(), s.SpanContext().TraceID(), spans[0].SpanContext().TraceID())
+				}
+			}
+		})
+	}
+}
