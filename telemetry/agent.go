@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"net/url"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/dsh-go/dsh/agent"
 	"github.com/dsh-go/dsh/llm"
+	"github.com/dsh-go/dsh/llm/openai"
 	"github.com/dsh-go/dsh/session"
 )
 
@@ -120,12 +122,28 @@ type tracedModel struct {
 	t *Tracing
 }
 
+// Provider names the provider as the semantic conventions do (gen_ai.provider.name):
+// "openai" for an OpenAI-compatible adapter pointed at api.openai.com, otherwise the
+// wrapped model's own name for it ("deepseek" for DeepSeek's API).
+func (m *tracedModel) Provider() string { return providerName(m.Model) }
+
+// providerName is the gen_ai.provider.name of m.
+func providerName(m llm.Model) string {
+	p := m.Provider()
+	if b, ok := m.(interface{ BaseURL() string }); ok && p != openai.ProviderDeepSeek {
+		if u, err := url.Parse(b.BaseURL()); err == nil && u.Hostname() == "api.openai.com" {
+			return "openai"
+		}
+	}
+	return p
+}
+
 // Stream runs the model request inside a chat span, which ends with the stream.
 func (m *tracedModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
 		attrs := []attribute.KeyValue{
 			attribute.String(AttrOperationName, OperationChat),
-			attribute.String(AttrProviderName, m.Provider()),
+			attribute.String(AttrProviderName, providerName(m.Model)),
 			attribute.String(AttrRequestModel, m.Name()),
 		}
 		if req.MaxTokens > 0 {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/dsh-go/dsh/agent"
 	"github.com/dsh-go/dsh/llm"
+	"github.com/dsh-go/dsh/llm/openai"
 	"github.com/dsh-go/dsh/llm/script"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
@@ -69,5 +70,28 @@ func TestTurnSpans(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestProviderName: gen_ai.provider.name is "deepseek" for DeepSeek's API, "openai" for
+// OpenAI's, and the configured label for any other server.
+func TestProviderName(t *testing.T) {
+	r := newRecorder(t, false)
+	cases := []struct {
+		cfg  openai.Config
+		want string
+	}{
+		{openai.Config{APIKey: "k"}, "deepseek"},
+		{openai.Config{APIKey: "k", BaseURL: "https://api.openai.com/v1", Model: "gpt-5"}, "openai"},
+		{openai.Config{APIKey: "k", BaseURL: "http://127.0.0.1:8000/v1", Model: "local"}, "openai-compatible"},
+	}
+	for _, tc := range cases {
+		m, err := openai.New(tc.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.tr.Model(m).Provider(); got != tc.want {
+			t.Errorf("%s: provider %q, want %q", tc.cfg.BaseURL, got, tc.want)
+		}
 	}
 }

@@ -181,9 +181,45 @@ func TestExportOTLPGRPC(t *testing.T) {
 	}
 }
 
-// TestExportConsole: the console exporter writes the spans as JSON to Options.Console.
+// TestExportConsole: the console exporter writes the spans as JSON to Options.Console,
+// with the content either switch opts into; "otlp,console" sends to both.
 func TestExportConsole(t *testing.T) {
-	cleanEnv(t, map[string]string{"OTEL_TRACES_EXPORTER": "console", telemetry.EnvRecordContent: "1"})
+	col := otlptest.New()
+	srv := httptest.NewServer(col)
+	defer srv.Close()
+	for _, sw := range []string{telemetry.EnvRecordContent + "=1", telemetry.EnvCaptureContent + "=true"} {
+		t.Run(sw, func(t *testing.T) {
+			name, val, _ := strings.Cut(sw, "=")
+			cleanEnv(t, map[string]string{"OTEL_TRACES_EXPORTER": "otlp, console", "OTEL_EXPORTER_OTLP_ENDPOINT": srv.URL, name: val})
+			before := len(col.Spans())
+			var out bytes.Buffer
+			tr, err := telemetry.Setup(t.Context(), telemetry.Options{Console: &out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			callGreet(t, tr)
+			if err := tr.Shutdown(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{`"Name":"execute_tool greet"`, `"Key":"gen_ai.tool.call.result"`, `{\"greeting\":\"Hello, Ada\"}`} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("console output lacks %s:\n%s", want, out.String())
+				}
+			}
+			spans, err := col.Wait(t.Context(), before+1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := spans[before].Attributes["gen_ai.tool.call.arguments"]; got != `{"name":"Ada"}` {
+				t.Errorf("OTLP span arguments %q", got)
+			}
+		})
+	}
+}
+
+// TestSampler: the SDK's OTEL_TRACES_SAMPLER applies; always_off records nothing.
+func TestSampler(t *testing.T) {
+	cleanEnv(t, map[string]string{"OTEL_TRACES_EXPORTER": "console", "OTEL_TRACES_SAMPLER": "always_off"})
 	var out bytes.Buffer
 	tr, err := telemetry.Setup(t.Context(), telemetry.Options{Console: &out})
 	if err != nil {
@@ -193,9 +229,7 @@ func TestExportConsole(t *testing.T) {
 	if err := tr.Shutdown(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"Name":"execute_tool greet"`, `"Key":"gen_ai.tool.call.result"`, `{\"greeting\":\"Hello, Ada\"}`} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("console output lacks %s:\n%s", want, out.String())
-		}
+	if out.Len() != 0 {
+		t.Errorf("always_off exported:\n%s", out.String())
 	}
 }
