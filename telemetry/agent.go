@@ -158,8 +158,8 @@ func (m *tracedModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm
 		defer func() {
 			if !finished {
 				// The caller stopped reading before the stream ended.
-				span.SetAttributes(attribute.String(AttrErrorType, string(llm.FinishAborted)))
-				span.SetStatus(codes.Error, string(llm.FinishAborted))
+				span.SetAttributes(attribute.String(AttrErrorType, llm.CodeAborted))
+				span.SetStatus(codes.Error, llm.CodeAborted)
 			}
 			span.End()
 		}()
@@ -178,7 +178,7 @@ func (m *tracedModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm
 				finished = true
 				r := ev.Response
 				span.SetAttributes(
-					attribute.StringSlice(AttrFinishReasons, []string{string(r.FinishReason)}),
+					attribute.StringSlice(AttrFinishReasons, []string{finishReason(r.FinishReason)}),
 					attribute.Int(AttrInputTokens, r.Usage.InputTokens+r.Usage.CacheReadTokens),
 					attribute.Int(AttrOutputTokens, r.Usage.OutputTokens),
 					attribute.Int(AttrCacheReadTokens, r.Usage.CacheReadTokens),
@@ -198,14 +198,26 @@ func (m *tracedModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm
 }
 
 // llmErrorType is the error.type of a failed model request: the llm error code when it
-// has one, "aborted" when the caller cancelled.
+// has one, ABORTED when the caller cancelled.
 func llmErrorType(ctx context.Context, err error) string {
 	if ctx.Err() != nil {
-		return string(llm.FinishAborted)
+		return llm.CodeAborted
 	}
 	var e *llm.Error
 	if errors.As(err, &e) && e.Code != "" {
 		return e.Code
 	}
 	return ErrorOther
+}
+
+// finishReason names a finish reason as OpenAI-style APIs do, which is what the semantic
+// conventions' gen_ai.response.finish_reasons examples use: stop, tool_calls, length.
+func finishReason(r llm.FinishReason) string {
+	switch r {
+	case llm.FinishToolCalls:
+		return "tool_calls"
+	case llm.FinishMaxTokens:
+		return "length"
+	}
+	return string(r)
 }

@@ -1,6 +1,8 @@
 package telemetry_test
 
 import (
+	"context"
+
 	"testing"
 
 	"github.com/dsh-go/dsh/agent"
@@ -8,6 +10,7 @@ import (
 	"github.com/dsh-go/dsh/llm/openai"
 	"github.com/dsh-go/dsh/llm/script"
 	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/telemetry"
 	"github.com/dsh-go/dsh/tool"
 )
 
@@ -93,5 +96,51 @@ func TestProviderName(t *testing.T) {
 		if got := r.tr.Model(m).Provider(); got != tc.want {
 			t.Errorf("%s: provider %q, want %q", tc.cfg.BaseURL, got, tc.want)
 		}
+	}
+}
+
+// TestChatSpanAborted: a request the caller cancels, or stops reading, ends its chat span
+// with error.type ABORTED; a reply cut by the token limit reports finish reason length.
+func TestChatSpanAborted(t *testing.T) {
+	cases := []struct {
+		name  string
+		run   func(t *testing.T, m llm.Model)
+		typ   string
+		reson string
+	}{
+		{name: "stopped reading", typ: llm.CodeAborted, run: func(t *testing.T, m llm.Model) {
+			for range m.Stream(t.Context(), llm.Request{}) {
+				break
+			}
+		}},
+		{name: "cancelled", typ: llm.CodeAborted, run: func(t *testing.T, m llm.Model) {
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			if _, err := llm.Collect(m.Stream(ctx, llm.Request{})); err == nil {
+				t.Fatal("a cancelled request succeeded")
+			}
+		}},
+		{name: "max tokens", reson: `["length"]`, run: func(t *testing.T, m llm.Model) {
+			if _, err := llm.Collect(m.Stream(t.Context(), llm.Request{MaxTokens: 5})); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRecorder(t, false)
+			tc.run(t, r.tr.Model(scriptModel(t, []script.Reply{{Text: "a long answer", Finish: llm.FinishMaxTokens}})))
+			spans := r.rec.Ended()
+			if len(spans) != 1 {
+				t.Fatalf("want one chat span, got:\n%s", tree(spans))
+			}
+			attrs := map[string]string{}
+			for _, a := range spans[0].Attributes() {
+				attrs[string(a.Key)] = a.Value.Emit()
+			}
+			if attrs[telemetry.AttrErrorType] != tc.typ || attrs[telemetry.AttrFinishReasons] != tc.reson {
+				t.Errorf("attributes %v, want error.type %q and finish reasons %q", attrs, tc.typ, tc.reson)
+			}
+		})
 	}
 }
