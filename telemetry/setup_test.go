@@ -59,6 +59,7 @@ func TestSetupErrors(t *testing.T) {
 		{"json protocol", map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, `OTEL_EXPORTER_OTLP_PROTOCOL="http/json": unsupported protocol`},
 		{"traces protocol", map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "thrift"}, `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL="thrift"`},
 		{"content switch", map[string]string{telemetry.EnvRecordContent: "yes"}, `DSH_OTEL_RECORD_CONTENT="yes": want true or false`},
+		{"resource attributes", map[string]string{"OTEL_TRACES_EXPORTER": "console", "OTEL_RESOURCE_ATTRIBUTES": "team"}, `OTEL_SERVICE_NAME/OTEL_RESOURCE_ATTRIBUTES`},
 		{"capture switch", map[string]string{telemetry.EnvCaptureContent: "maybe"}, `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="maybe"`},
 	}
 	for _, tc := range cases {
