@@ -5,7 +5,8 @@ import "context"
 // CallObserver watches every call of a registry from the start of Prepare to the end of
 // Finalize, for tracing. It sees each call's identity, the decisions the policies took on
 // the way and the final result; it cannot change any of them. Install one with
-// Registry.ObserveCalls.
+// Registry.ObserveCalls. Its methods run on the call's path, so they must be quick and must
+// not panic.
 type CallObserver interface {
 	// CallStarted is called first thing in Prepare. The context it returns becomes the
 	// call's context for everything that follows (hooks, approval, guards, wrappers, the
