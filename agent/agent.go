@@ -74,6 +74,8 @@ type Config struct {
 
 	// Observer receives the turn's progress as it happens.
 	Observer Observer
+	// Tracer, when set, wraps each turn in a trace (package telemetry provides one).
+	Tracer TurnTracer
 	// Now supplies the date stated in the prompt (default time.Now).
 	Now func() time.Time
 }
@@ -345,8 +347,13 @@ func (a *Agent) RunMessage(ctx context.Context, m content.Message) (TurnResult, 
 	a.mu.Lock()
 	a.lastTurn = turn
 	a.mu.Unlock()
+	ctx, endTrace := a.traceTurn(ctx, turn)
 	t := &turnRun{a: a, ctx: ctx, turn: turn}
-	return t.run(userMessage(m))
+	res, err := t.run(userMessage(m))
+	if endTrace != nil {
+		endTrace(res, err)
+	}
+	return res, err
 }
 
 // userMessage normalizes a message entering the history as user input.

@@ -316,7 +316,7 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 			return errorResult(fmt.Sprintf("tool call %s was not started: %v", in.Name, err), nil), nil
 		}
 	}
-	res := s.reg.Execute(ctx, in)
+	res := s.reg.Execute(withTraceMeta(ctx, req.Params.Meta), in)
 	if c.hooks.AfterCall != nil {
 		c.hooks.AfterCall(ctx, in, res.Clone())
 	}

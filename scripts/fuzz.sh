@@ -12,6 +12,7 @@ targets=(
 	"./policy/redact/ FuzzRedact"
 	"./policy/redact/ FuzzText"
 	"./internal/cleantext/ FuzzClean"
+	"./mcp/ FuzzTraceMeta"
 )
 for t in "${targets[@]}"; do
 	read -r pkg name <<<"$t"

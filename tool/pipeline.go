@@ -39,6 +39,7 @@ type Invocation struct {
 	invoked   atomic.Bool // the body was invoked
 	where     string      // what prepare is running (a hook, the approver, a guard), for a Goexit
 	call      *Call       // the body's view, once dispatched
+	trace     CallTrace   // the observer's record of the call, nil when none is installed
 
 	// Storage for the execution, its token and the body's view, allocated with the
 	// invocation instead of separately.
@@ -80,6 +81,7 @@ func (r *Registry) Prepare(ctx context.Context, in Input) *Invocation {
 	inv.execVal = Execution{callID: in.CallID, rootCallID: root, name: in.Name, agent: agent, parent: in.Parent, token: &inv.tokVal}
 	exec := &inv.execVal
 	inv.exec = exec
+	inv.startTrace(&in)
 
 	r.mu.RLock()
 	visible := r.lookupLocked(in.Name, agent)
@@ -185,6 +187,9 @@ func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []CodedG
 	if err != nil {
 		return nil, false, err
 	}
+	if len(pre) > 0 {
+		inv.decided(StagePreExecute, preDecisionName(d.Kind), d.Reason)
+	}
 	switch d.Kind {
 	case PreAllow:
 	case PreDeny:
@@ -195,6 +200,7 @@ func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []CodedG
 		if err != nil {
 			return nil, false, err
 		}
+		inv.decided(StageApproval, approvalName(reason, approvalCancelled), reason)
 		if ctx.Err() != nil && approvalCancelled {
 			return abortResult(false), true, nil
 		}
@@ -207,6 +213,7 @@ func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []CodedG
 	*where = "a guard"
 	for _, g := range guards {
 		if reason, info := g(exec); reason != "" {
+			inv.decided(StageGuard, "deny", reason)
 			return deniedWith(reason, info), true, nil
 		}
 	}
@@ -606,7 +613,9 @@ func (inv *Invocation) Finalize() *Result {
 		inv.result = inv.post(inv.result)
 	}
 	inv.stage = stageDone
-	return inv.finish(inv.result)
+	out := inv.finish(inv.result)
+	inv.endTrace(out)
+	return out
 }
 
 // post runs the post-execute hooks and applies their decision. The
@@ -663,6 +672,7 @@ func (inv *Invocation) postHooks(res *Result, hs []*hook[PostExecuteFunc]) (out 
 		if d, err = step(0); err != nil {
 			return Fail(err)
 		}
+		inv.decided(StagePostExecute, postDecisionName(d), "")
 	}
 	out, err := inv.apply(res, d)
 	if err != nil {

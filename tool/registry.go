@@ -64,6 +64,7 @@ type Registry struct {
 	hooks    atomic.Pointer[hookSet]
 	approver atomic.Pointer[approverBox]
 	runner   atomic.Pointer[runnerBox]
+	observer atomic.Pointer[observerBox]
 
 	transportOnce sync.Once
 	transport     *entry

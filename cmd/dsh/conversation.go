@@ -292,7 +292,8 @@ func (cv *conversation) newAgent() error {
 	c := cv.opts.config
 	a, err := agent.New(agent.Config{
 		Registry:             cv.rt.reg,
-		Model:                cv.model,
+		Model:                cv.rt.tracing.Model(cv.model),
+		Tracer:               cv.rt.tracing.TurnTracer(cv.id),
 		Log:                  cv.log,
 		Workspace:            cv.opts.workspace,
 		PromptSections:       append(cv.rt.promptSections(), cv.instructionSection()),

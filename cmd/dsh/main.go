@@ -114,6 +114,12 @@ func mainArgs(args []string) int {
 		fmt.Fprintln(os.Stderr, "dsh:", err)
 		return 1
 	}
+	ctx, flushTraces, err := startTracing(ctx, os.Getenv, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dsh:", err)
+		return 2
+	}
+	defer flushTraces()
 	return run(ctx, &env{stdout: os.Stdout, stderr: os.Stderr, stdin: os.Stdin, cwd: cwd, getenv: os.Getenv}, args)
 }
 

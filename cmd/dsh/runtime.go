@@ -28,6 +28,7 @@ import (
 	"github.com/dsh-go/dsh/policy/spill"
 	"github.com/dsh-go/dsh/policy/timeout"
 	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/telemetry"
 	"github.com/dsh-go/dsh/tool"
 	"github.com/dsh-go/dsh/tools/fs"
 	"github.com/dsh-go/dsh/tools/search"
@@ -92,6 +93,7 @@ type runtime struct {
 	spillDir   string              // where the tools save full outputs; read may open it
 	images     session.Attachments // the images tools read (read_image, MCP results)
 	mcpLog     string              // where the MCP servers' logs go ("" when none are mounted)
+	tracing    *telemetry.Tracing  // the process's tracing; nil when disabled
 	undos      []func()
 }
 
@@ -114,7 +116,8 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 	if err != nil {
 		return nil, err
 	}
-	rt := &runtime{reg: reg, workspace: ws}
+	rt := &runtime{reg: reg, workspace: ws, tracing: tracingOf(ctx)}
+	rt.undos = append(rt.undos, observeCalls(rt.tracing, reg))
 	defer func() {
 		if err != nil {
 			rt.Close()
