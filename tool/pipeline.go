@@ -40,11 +40,15 @@ type Invocation struct {
 	where     string      // what prepare is running (a hook, the approver, a guard), for a Goexit
 	call      *Call       // the body's view, once dispatched
 
-	// Storage for the execution, its token and the body's view, allocated with the
-	// invocation instead of separately.
+	// Storage for the execution, its token, the body's view, the contained run of the
+	// body when no wrapper runs it and the result, allocated with the invocation instead of
+	// separately.
 	execVal Execution
 	tokVal  Token
 	callVal Call
+	bodyVal bodyRun
+	prepVal prepareRun
+	postVal postRun
 }
 
 // Execution returns the invocation's immutable execution.
@@ -152,8 +156,9 @@ func (inv *Invocation) prepare() (*Result, bool, error) {
 
 // prepareContained runs prepareHooks on a goroutine of its own.
 func (inv *Invocation) prepareContained(pre []*hook[PreExecuteFunc], guards []CodedGuardFunc) (*Result, bool, error) {
-	p := &prepareRun{inv: inv, pre: pre, guards: guards}
-	if stop := contain.CallWith(p, (*prepareRun).run); stop != nil {
+	p := &inv.prepVal
+	*p = prepareRun{inv: inv, pre: pre, guards: guards}
+	if stop := inv.r.prepares.Call(p); stop != nil {
 		return nil, false, stopFailure(inv.exec.name, inv.where, stop)
 	}
 	return p.res, p.post, p.err
@@ -282,15 +287,11 @@ func (inv *Invocation) dispatch() (*Result, error) {
 	var res *Result
 	if len(hs) == 0 {
 		// No wrapper can see or replace the result: the body's result is authoritative.
-		res = inv.body(inv.ctx)
+		// This is the only run of the body, so its state lives in the invocation.
+		res = inv.body(inv.ctx, &inv.bodyVal)
 	} else {
-		// The wrappers run contained: a wrapper's runtime.Goexit ends only its goroutine,
-		// after wrapped's deferred clean-up has waited for every body it started.
 		var err error
-		if stop := contain.Call(func() { res, err = inv.wrapped(hs) }); stop != nil {
-			return nil, stopFailure(inv.exec.name, "an around-execute wrapper", stop)
-		}
-		if err != nil {
+		if res, err = inv.wrappedContained(hs); err != nil {
 			return nil, err
 		}
 	}
@@ -302,6 +303,16 @@ func (inv *Invocation) dispatch() (*Result, error) {
 		res = inv.cancelled(res)
 	}
 	return res, nil
+}
+
+// wrappedContained runs wrapped on a goroutine of its own: a wrapper's runtime.Goexit ends
+// only that goroutine, after wrapped's deferred clean-up has waited for every body it
+// started.
+func (inv *Invocation) wrappedContained(hs []*hook[ExecuteFunc]) (res *Result, err error) {
+	if stop := contain.Call(func() { res, err = inv.wrapped(hs) }); stop != nil {
+		return nil, stopFailure(inv.exec.name, "an around-execute wrapper", stop)
+	}
+	return res, err
 }
 
 // handoff pairs the copy of a core dispatch result handed to a wrapper with the
@@ -330,7 +341,7 @@ func (inv *Invocation) wrapped(hs []*hook[ExecuteFunc]) (*Result, error) {
 		wg.Add(1)
 		mu.Unlock()
 		defer wg.Done()
-		produced := inv.body(ctx)
+		produced := inv.body(ctx, new(bodyRun))
 		handed := produced.Clone()
 		mu.Lock()
 		handoffs = append(handoffs, handoff{handed: handed, produced: produced})
@@ -391,9 +402,11 @@ func (inv *Invocation) cancelled(res *Result) *Result {
 // normalize its value or error. It never panics, and it runs the body
 // and its output projections contained (package contain), so that a body calling
 // runtime.Goexit ends in a TOOL_PANIC result instead of ending the caller's goroutine.
-func (inv *Invocation) body(ctx context.Context) *Result {
-	b := &bodyRun{inv: inv, ctx: ctx, where: "the body"}
-	if stop := contain.CallWith(b, (*bodyRun).run); stop != nil {
+// b is the state of this run, which the caller provides (a body may run several times
+// concurrently when a wrapper calls next more than once).
+func (inv *Invocation) body(ctx context.Context, b *bodyRun) *Result {
+	*b = bodyRun{inv: inv, ctx: ctx, where: "the body"}
+	if stop := inv.r.bodies.Call(b); stop != nil {
 		return Fail(stopFailure(inv.exec.name, b.where, stop))
 	}
 	return b.res
@@ -621,8 +634,9 @@ func (inv *Invocation) post(res *Result) *Result {
 
 // postContained runs postHooks on a goroutine of its own.
 func (inv *Invocation) postContained(res *Result, hs []*hook[PostExecuteFunc]) *Result {
-	p := &postRun{inv: inv, res: res, hs: hs}
-	if stop := contain.CallWith(p, (*postRun).run); stop != nil {
+	p := &inv.postVal
+	*p = postRun{inv: inv, res: res, hs: hs}
+	if stop := inv.r.posts.Call(p); stop != nil {
 		return Fail(stopFailure(inv.exec.name, "a post-execute hook", stop))
 	}
 	return p.out
@@ -730,9 +744,10 @@ func blockMessage(feedback []content.Block) string {
 // materialize enforces the result invariants (docs/behaviour.md §4.8 step 1): the durable projection
 // (content, meta, contexts, error) must be lossless JSON, a failure must say why it failed,
 // a failure never carries a value or concludesTurn and a success never carries an error.
-// It copies nothing: every stage that takes data from a body, hook or wrapper copies it on
-// the way in, and every observer gets its own copy on the way out, so the result it
-// returns is aliased by no one outside the pipeline.
+// It copies nothing and normalizes res in place: every stage that takes data from a body,
+// hook or wrapper copies it on the way in, and every observer gets its own copy on the way
+// out, so res is the pipeline's own and the result it returns is aliased by no one outside
+// the pipeline. On an error res is left as it was.
 func materialize(res *Result) (*Result, error) {
 	if res.IsError && res.Error == nil {
 		return nil, errors.New("a failed result has no error")
@@ -740,7 +755,7 @@ func materialize(res *Result) (*Result, error) {
 	if err := checkDurable(res); err != nil {
 		return nil, err
 	}
-	out := *res
+	out := res
 	if res.Meta != nil && jsonv.Check(res.Meta) != nil {
 		m, err := jsonv.Snapshot(res.Meta)
 		if err != nil {
@@ -760,7 +775,7 @@ func materialize(res *Result) (*Result, error) {
 	if out.Content == nil {
 		out.Content = []content.Block{}
 	}
-	return &out, nil
+	return out, nil
 }
 
 var errNotSerializable = errors.New("tool result must be losslessly JSON-serializable")

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/dsh-go/dsh/internal/contain"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/schema"
 )
@@ -67,6 +68,12 @@ type Registry struct {
 
 	transportOnce sync.Once
 	transport     *entry
+
+	// The contained runs of the pipeline's stages, kept warm so that a call allocates no
+	// goroutine start-up state.
+	bodies   *contain.Runner[*bodyRun]
+	prepares *contain.Runner[*prepareRun]
+	posts    *contain.Runner[*postRun]
 }
 
 // NewRegistry returns an empty registry. It returns an error for an invalid mode.
@@ -92,6 +99,9 @@ func NewRegistry(cfg Config) (*Registry, error) {
 	r := &Registry{mode: mode, logger: logger, maxArgs: maxArgs, global: &layer{}, layers: map[*Scope]*layer{}}
 	r.root = &Scope{reg: r, name: "global", global: true}
 	r.hooks.Store(&hookSet{})
+	r.bodies = contain.NewRunner((*bodyRun).run)
+	r.prepares = contain.NewRunner((*prepareRun).run)
+	r.posts = contain.NewRunner((*postRun).run)
 	return r, nil
 }
 
