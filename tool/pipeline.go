@@ -453,12 +453,12 @@ func (inv *Invocation) bodyContained(ctx context.Context, where *string) (res *R
 		return Fail(unknownTool(inv.exec.name))
 	}
 	inv.invoked.Store(true)
-	value, err := runBody(ctx, e.def, inv.call)
+	value, owned, err := runBody(ctx, e.def, inv.call)
 	if err != nil {
 		return Fail(err)
 	}
 	*where = "the output projection"
-	res, err = inv.success(e, value)
+	res, err = inv.success(e, value, owned)
 	if err != nil {
 		return Fail(err)
 	}
@@ -468,16 +468,23 @@ func (inv *Invocation) bodyContained(ctx context.Context, where *string) (res *R
 	return res
 }
 
-func runBody(ctx context.Context, def *Definition, call *Call) (v any, err error) {
+// runBody runs the definition's body; owned reports a value the body built itself (a
+// typed tool's), which the pipeline adopts without a snapshot.
+func runBody(ctx context.Context, def *Definition, call *Call) (v any, owned bool, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			v, err = nil, panicFailure(def.Name, "the body", p)
+			v, owned, err = nil, false, panicFailure(def.Name, "the body", p)
 		}
 	}()
-	if def.Execute == nil {
-		return nil, fmt.Errorf("tool %q has no body", def.Name)
+	if exec := def.ownedExecute(); exec != nil {
+		v, err = exec(ctx, call)
+		return v, err == nil, err
 	}
-	return def.Execute(ctx, call)
+	if def.Execute == nil {
+		return nil, false, fmt.Errorf("tool %q has no body", def.Name)
+	}
+	v, err = def.Execute(ctx, call)
+	return v, false, err
 }
 
 func unknownTool(name string) error {
@@ -502,11 +509,14 @@ func outputError(name string, violations ...string) error {
 }
 
 // success builds the success result of value for entry e (docs/behaviour.md §2.4): snapshot, validate,
-// render and, for top-level calls, project the presentation meta.
-func (inv *Invocation) success(e *entry, value any) (*Result, error) {
+// render and, for top-level calls, project the presentation meta. owned reports a value
+// the pipeline's own body call built, adopted as it is.
+func (inv *Invocation) success(e *entry, value any, owned bool) (*Result, error) {
 	def := e.def
 	var v any
-	if ov, ok := value.(ownedValue); ok {
+	if owned {
+		v = value
+	} else if ov, ok := value.(ownedValue); ok {
 		v = ov.v
 	} else {
 		var err error
@@ -590,7 +600,7 @@ func (inv *Invocation) renormalize(res *Result) (*Result, error) {
 	if e == nil {
 		return nil, unknownTool(inv.exec.name)
 	}
-	out, err := inv.success(e, res.Value)
+	out, err := inv.success(e, res.Value, false)
 	if err != nil {
 		return nil, err
 	}
@@ -703,7 +713,7 @@ func (inv *Invocation) apply(res *Result, d PostDecision) (*Result, error) {
 		if e == nil {
 			return nil, unknownTool(inv.exec.name)
 		}
-		out, err := inv.success(e, d.Value)
+		out, err := inv.success(e, d.Value, false)
 		if err != nil {
 			return nil, err
 		}
