@@ -117,6 +117,25 @@ func (s *slot[T]) run() {
 		// The last use of s on this goroutine: after the token, the slot may be reused.
 		s.done <- struct{}{}
 	}()
+	growStack()
 	s.r.f(s.arg)
 	returned = true
 }
+
+// stackReserve is how much stack a Runner's goroutine reserves before it calls f.
+const stackReserve = 8 << 10
+
+// growStack makes the goroutine's stack at least stackReserve bytes while it is still
+// shallow. A new goroutine starts with a small stack and grows it by copying, which costs
+// in proportion to the frames already on it: a pipeline stage several calls deep would pay
+// that on every call, growing here costs one copy of two frames.
+//
+//go:noinline
+func growStack() {
+	var buf [stackReserve - 1<<10]byte // a frame this large makes the prologue grow the stack
+	touch(buf[:])
+}
+
+//go:noinline
+func touch(b []byte) { b[0] = 0 }
+
