@@ -138,4 +138,3 @@ func growStack() {
 
 //go:noinline
 func touch(b []byte) { b[0] = 0 }
-
