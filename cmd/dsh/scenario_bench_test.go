@@ -84,6 +84,17 @@ func newScenarioRuntime(b *testing.B) *scenarioRuntime {
 	return &scenarioRuntime{rt: rt, scope: scope, maxParallel: c.MaxParallelToolCalls}
 }
 
+// cpuPerOp starts measuring the process's CPU time (user and system, garbage collection,
+// the scheduler and — for Code Mode — the wait for the worker included, but not the worker
+// process's own CPU); the returned func reports it per iteration as cpu-ns/op.
+func cpuPerOp(b *testing.B) func() {
+	b.Helper()
+	start := processCPU(b)
+	return func() {
+		b.ReportMetric(float64(processCPU(b)-start)/float64(b.N), "cpu-ns/op")
+	}
+}
+
 // scenarioText is the echo and nap tools' argument and output.
 type scenarioText struct {
 	Text string `json:"text"`
@@ -106,6 +117,7 @@ func BenchmarkScenarios(b *testing.B) {
 	s := newScenarioRuntime(b)
 	b.Run("a-trivial-run_code", func(b *testing.B) {
 		b.ReportAllocs()
+		defer cpuPerOp(b)()
 		for b.Loop() {
 			s.execute(b, tool.RunCodeName, `{"code":"return 1","description":"one"}`, "1")
 		}
@@ -113,6 +125,7 @@ func BenchmarkScenarios(b *testing.B) {
 	b.Run("b-run_code-1000-sequential-echo", func(b *testing.B) {
 		const code = `let n = 0; for (let i = 0; i < 1000; i++) { const r = await tools.echo({ text: "x" }); n += r.text.length; } return n`
 		b.ReportAllocs()
+		defer cpuPerOp(b)()
 		for b.Loop() {
 			s.execute(b, tool.RunCodeName, fmt.Sprintf(`{"code":%q,"description":"echo 1000 times"}`, code), "1000")
 		}
@@ -120,6 +133,7 @@ func BenchmarkScenarios(b *testing.B) {
 	})
 	b.Run("c-typed-call", func(b *testing.B) {
 		b.ReportAllocs()
+		defer cpuPerOp(b)()
 		for b.Loop() {
 			s.execute(b, "echo", `{"text":"hello"}`, "{\n  \"text\": \"hello\"\n}")
 		}
@@ -134,6 +148,7 @@ func BenchmarkScenarios(b *testing.B) {
 			calls[i] = agent.PlannedCall{ID: fmt.Sprintf("n%d", i), Name: "nap", RawArgs: `{"text":"z"}`}
 		}
 		b.ReportAllocs()
+		defer cpuPerOp(b)()
 		for b.Loop() {
 			c := &scenarioCommitter{b: b}
 			if _, err := sched.Run(b.Context(), s.scope, calls, c); err != nil {
