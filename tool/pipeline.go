@@ -43,12 +43,15 @@ type Invocation struct {
 	// Storage for the execution, its token, the body's view, the contained run of the
 	// body when no wrapper runs it and the result, allocated with the invocation instead of
 	// separately.
-	execVal Execution
-	tokVal  Token
-	callVal Call
-	bodyVal bodyRun
-	prepVal prepareRun
-	postVal postRun
+	execVal   Execution
+	tokVal    Token
+	callVal   Call
+	bodyVal   bodyRun
+	prepVal   prepareRun
+	postVal   postRun
+	wrapVal   wrapRun
+	finVal    finalizeRun
+	notifyVal notifyRun
 }
 
 // Execution returns the invocation's immutable execution.
@@ -308,12 +311,24 @@ func (inv *Invocation) dispatch() (*Result, error) {
 // wrappedContained runs wrapped on a goroutine of its own: a wrapper's runtime.Goexit ends
 // only that goroutine, after wrapped's deferred clean-up has waited for every body it
 // started.
-func (inv *Invocation) wrappedContained(hs []*hook[ExecuteFunc]) (res *Result, err error) {
-	if stop := contain.Call(func() { res, err = inv.wrapped(hs) }); stop != nil {
+func (inv *Invocation) wrappedContained(hs []*hook[ExecuteFunc]) (*Result, error) {
+	w := &inv.wrapVal
+	*w = wrapRun{inv: inv, hs: hs}
+	if stop := inv.r.wraps.Call(w); stop != nil {
 		return nil, stopFailure(inv.exec.name, "an around-execute wrapper", stop)
 	}
-	return res, err
+	return w.res, w.err
 }
+
+// wrapRun is one contained run of wrapped, with its inputs and results.
+type wrapRun struct {
+	inv *Invocation
+	hs  []*hook[ExecuteFunc]
+	res *Result
+	err error
+}
+
+func (w *wrapRun) run() { w.res, w.err = w.inv.wrapped(w.hs) }
 
 // handoff pairs the copy of a core dispatch result handed to a wrapper with the
 // authoritative original.
@@ -795,11 +810,12 @@ var errNotSerializable = errors.New("tool result must be losslessly JSON-seriali
 func (inv *Invocation) finish(res *Result) *Result {
 	out := materializeOr(res, errNotSerializable)
 	if fin := inv.finalizer; fin != nil {
-		var blocks []content.Block
-		var err error
-		if stop := contain.Call(func() { blocks, err = callFinalizer(fin, inv.exec, out.Clone()) }); stop != nil {
-			blocks, err = nil, stopFailure(inv.exec.name, "finalize-content", stop)
+		f := &inv.finVal
+		*f = finalizeRun{inv: inv, fin: fin, res: out.Clone()}
+		if stop := inv.r.finalizes.Call(f); stop != nil {
+			f.blocks, f.err = nil, stopFailure(inv.exec.name, "finalize-content", stop)
 		}
+		blocks, err := f.blocks, f.err
 		switch {
 		case err != nil:
 			out = materializeOr(Fail(err), errNotSerializable)
@@ -815,19 +831,42 @@ func (inv *Invocation) finish(res *Result) *Result {
 	return out
 }
 
+// finalizeRun is one contained run of finalize-content, with its inputs and results.
+type finalizeRun struct {
+	inv    *Invocation
+	fin    func(*Execution, *Result) ([]content.Block, error)
+	res    *Result
+	blocks []content.Block
+	err    error
+}
+
+func (f *finalizeRun) run() { f.blocks, f.err = callFinalizer(f.fin, f.inv.exec, f.res) }
+
 // notify runs the result listeners contained, one goroutine for all of them: after a
 // listener's runtime.Goexit, the next listener goes on in a new goroutine.
 func (inv *Invocation) notify(ls []*hook[ResultFunc], out *Result) {
-	for i := 0; i < len(ls); i++ {
-		stop := contain.Call(func() {
-			for ; i < len(ls); i++ {
-				if err := callResult(ls[i].fn, inv.ctx, inv.exec, out.Clone()); err != nil {
-					inv.r.logger.Warn(fmt.Sprintf("tool \"%s\" (%s): tools/result observer failed: %s", inv.exec.name, inv.exec.callID, ErrorMessage(err)))
-				}
-			}
-		})
-		if stop != nil {
+	n := &inv.notifyVal
+	*n = notifyRun{inv: inv, ls: ls, out: out}
+	for ; n.i < len(ls); n.i++ {
+		if stop := inv.r.notifies.Call(n); stop != nil {
 			inv.r.logger.Warn(fmt.Sprintf("tool \"%s\" (%s): tools/result observer called runtime.Goexit", inv.exec.name, inv.exec.callID))
+		}
+	}
+}
+
+// notifyRun is the contained run of the result listeners from the i-th on.
+type notifyRun struct {
+	inv *Invocation
+	ls  []*hook[ResultFunc]
+	out *Result
+	i   int
+}
+
+func (n *notifyRun) run() {
+	inv := n.inv
+	for ; n.i < len(n.ls); n.i++ {
+		if err := callResult(n.ls[n.i].fn, inv.ctx, inv.exec, n.out.Clone()); err != nil {
+			inv.r.logger.Warn(fmt.Sprintf("tool \"%s\" (%s): tools/result observer failed: %s", inv.exec.name, inv.exec.callID, ErrorMessage(err)))
 		}
 	}
 }

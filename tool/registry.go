@@ -71,9 +71,12 @@ type Registry struct {
 
 	// The contained runs of the pipeline's stages, kept warm so that a call allocates no
 	// goroutine start-up state.
-	bodies   *contain.Runner[*bodyRun]
-	prepares *contain.Runner[*prepareRun]
-	posts    *contain.Runner[*postRun]
+	bodies    *contain.Runner[*bodyRun]
+	prepares  *contain.Runner[*prepareRun]
+	posts     *contain.Runner[*postRun]
+	wraps     *contain.Runner[*wrapRun]
+	finalizes *contain.Runner[*finalizeRun]
+	notifies  *contain.Runner[*notifyRun]
 }
 
 // NewRegistry returns an empty registry. It returns an error for an invalid mode.
@@ -102,6 +105,9 @@ func NewRegistry(cfg Config) (*Registry, error) {
 	r.bodies = contain.NewRunner((*bodyRun).run)
 	r.prepares = contain.NewRunner((*prepareRun).run)
 	r.posts = contain.NewRunner((*postRun).run)
+	r.wraps = contain.NewRunner((*wrapRun).run)
+	r.finalizes = contain.NewRunner((*finalizeRun).run)
+	r.notifies = contain.NewRunner((*notifyRun).run)
 	return r, nil
 }
 
