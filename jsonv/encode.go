@@ -28,8 +28,69 @@ func Marshal(v any) ([]byte, error) {
 // name and its value, and empty containers written as {} and []. As in JavaScript, only the
 // first 10 UTF-16 code units of indent are used, and an empty indent means compact output.
 func MarshalIndent(v any, indent string) ([]byte, error) {
-	e := encoder{indent: truncateIndent(indent)}
+	indent = truncateIndent(indent)
+	if o, ok := v.(*Object); ok && o != nil && indent != "" {
+		if b, ok := appendFlatIndent(make([]byte, 0, 256), o, indent); ok {
+			return b, nil
+		}
+	}
+	e := encoder{indent: indent}
 	return e.encode(make([]byte, 0, 256), v)
+}
+
+// maxFlat is the most members appendFlatIndent writes; larger objects take the general
+// encoder, whose duplicate check is not quadratic.
+const maxFlat = 16
+
+// appendFlatIndent appends the indented form of a non-empty object of at most maxFlat
+// members whose values are all scalars (what a typed tool's flat output is) exactly as the
+// general encoder writes it, but without its container stack and ancestry. It reports
+// false, having appended nothing meaningful, for anything else or anything invalid: the
+// general encoder then decides, and reports the error.
+func appendFlatIndent(b []byte, o *Object, indent string) ([]byte, bool) {
+	ms := o.members
+	if len(ms) == 0 || len(ms) > maxFlat {
+		return b, false
+	}
+	if _, dup := duplicateName(o); dup {
+		return b, false
+	}
+	start := len(b)
+	b = append(b, '{')
+	for i := range ms {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '\n')
+		b = append(b, indent...)
+		var ok bool
+		if b, ok = appendQuote(b, ms[i].Name); !ok {
+			return b[:start], false
+		}
+		b = append(b, ':', ' ')
+		switch v := ms[i].Value.(type) {
+		case nil:
+			b = append(b, "null"...)
+		case bool:
+			if v {
+				b = append(b, "true"...)
+			} else {
+				b = append(b, "false"...)
+			}
+		case float64:
+			if math.IsInf(v, 0) || math.IsNaN(v) || v == 0 && math.Signbit(v) {
+				return b[:start], false
+			}
+			b = jsontext.AppendFloat(b, v, 64)
+		case string:
+			if b, ok = appendQuote(b, v); !ok {
+				return b[:start], false
+			}
+		default:
+			return b[:start], false
+		}
+	}
+	return append(b, '\n', '}'), true
 }
 
 // Canonical encodes a jsonv value compactly with the members of every object sorted, arrays

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"unicode/utf8"
 	"unsafe"
@@ -38,8 +39,46 @@ import (
 // (a DAG) is accepted and copied once per reference. The walk is iterative, so nesting is
 // bounded by memory rather than by the call stack.
 func Snapshot(v any) (any, error) {
+	if o, ok := v.(*Object); ok && o != nil {
+		if c, ok := copyFlat(o); ok {
+			return c, nil
+		}
+	}
 	var s snapshotter
 	return s.run(v)
+}
+
+// copyFlat is Snapshot's shortcut for a small object whose members are all canonical
+// scalars, the common shape of a tool call's arguments: the copy the general walk would
+// make, without its frame stack and ancestry. It reports false for anything else or
+// anything invalid, and the general walk decides.
+func copyFlat(o *Object) (*Object, bool) {
+	ms := o.members
+	if len(ms) == 0 || len(ms) > maxFlat {
+		return nil, false
+	}
+	if _, dup := duplicateName(o); dup {
+		return nil, false
+	}
+	for i := range ms {
+		if !utf8.ValidString(ms[i].Name) {
+			return nil, false
+		}
+		switch v := ms[i].Value.(type) {
+		case nil, bool:
+		case float64:
+			if math.IsInf(v, 0) || math.IsNaN(v) || v == 0 && math.Signbit(v) {
+				return nil, false
+			}
+		case string:
+			if !utf8.ValidString(v) {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	return NewObject(slices.Clone(ms)...), true
 }
 
 // snapKind says what a snapshot frame walks over.

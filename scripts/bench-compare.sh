@@ -8,9 +8,15 @@
 #     doing the same waits (agent BenchmarkGoroutineFloor1000Naps);
 #   - where node is installed, a bare worker_threads spawn (start a worker, get one message
 #     back, let it exit), the floor of any worker-based Code Mode run;
-#   - the goroutine containment every contained stage pays (internal/contain BenchmarkCall).
+#   - the goroutine containment every contained stage pays (internal/contain BenchmarkCall,
+#     and BenchmarkRunner, the reusable form the pipeline uses);
+#   - the comparison scenarios (a)-(e) of docs/benchmarks.md on the registry dsh builds
+#     (cmd/dsh BenchmarkScenarios; (d) is session BenchmarkDeriveMessages at 10k / 100k /
+#     1M events), next to those floors.
 # Usage: scripts/bench-compare.sh [count]   (count: benchmark repetitions, default 3)
-# Wall times on a shared machine are upper bounds; allocation counts are exact.
+# DSH_BENCH_NO_1M=1 leaves out DeriveMessages at 1M events (the slowest part: ~1 min).
+# Wall times on a shared machine are upper bounds; allocation counts are exact; cpu-ns/op
+# is the process's CPU time per operation, which moves less with other work on the machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${1:-3}
@@ -21,6 +27,7 @@ echo "nproc:   $(nproc)"
 echo "cpu:     $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//' || echo unknown)"
 echo "go:      $(go version)"
 echo "load before: $(uptime)"
+echo "loadavg:     $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
@@ -28,7 +35,17 @@ go test -run '^$' -benchmem -count "$count" \
 	-bench '^(BenchmarkExecuteTyped|BenchmarkExecuteTypedOwned|BenchmarkExecuteTypedHooks|BenchmarkEncodingJSONFloor)$' ./tool/ >>"$out"
 go test -run '^$' -benchmem -count "$count" \
 	-bench '^(BenchmarkScheduler1000Naps|BenchmarkGoroutineFloor1000Naps)$' ./agent/ >>"$out"
-go test -run '^$' -benchmem -count "$count" -bench '^BenchmarkCall$' ./internal/contain/ >>"$out"
+go test -run '^$' -benchmem -count "$count" -bench '^(BenchmarkCall|BenchmarkRunner)$' ./internal/contain/ >>"$out"
+# The scenarios: (a) and (b) start a Code Mode worker per run, so a few runs each suffice.
+go test -run '^$' -benchmem -count "$count" -bench '^BenchmarkScenarios$/^(c-typed-call)$' ./cmd/dsh/ >>"$out"
+go test -run '^$' -benchmem -count "$count" -benchtime 20x -bench '^BenchmarkScenarios$/^(a-trivial-run_code)$' ./cmd/dsh/ >>"$out"
+go test -run '^$' -benchmem -count "$count" -benchtime 3x \
+	-bench '^BenchmarkScenarios$/^(b-run_code-1000-sequential-echo|e-scheduler-1000-naps)$' ./cmd/dsh/ >>"$out"
+derive='^BenchmarkDeriveMessages$/^derive$/^(10k|100k|1000k)$'
+if [ "${DSH_BENCH_NO_1M:-}" = 1 ]; then
+	derive='^BenchmarkDeriveMessages$/^derive$/^(10k|100k)$'
+fi
+go test -run '^$' -benchmem -count "$count" -benchtime 3x -bench "$derive" ./session/ >>"$out"
 
 if command -v node >/dev/null; then
 	echo "node:    $(node --version)"
@@ -58,29 +75,46 @@ else
 	echo "node:    not installed (no worker_threads floor)"
 fi
 echo "load after:  $(uptime)"
+echo "loadavg:     $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 
 echo
-echo "== best of $count (ns/op, allocs/op)"
+echo "== best of $count (ns/op, cpu-ns/op where measured, allocs/op)"
 awk '
 /^Benchmark/ {
 	name = $1; sub(/-[0-9]+$/, "", name)
-	ns = ""; al = ""
+	ns = ""; al = ""; cpu = ""
 	for (i = 2; i < NF; i++) {
 		if ($(i+1) == "ns/op") ns = $i
+		if ($(i+1) == "cpu-ns/op") cpu = $i
+		if ($(i+1) == "cpu-ns/event") cpu = $i "/ev"
 		if ($(i+1) == "allocs/op") al = $i
 	}
 	if (ns == "") next
 	if (!(name in best) || ns + 0 < best[name] + 0) { best[name] = ns; allocs[name] = al }
+	if (cpu != "" && (!(name in bestcpu) || cpu + 0 < bestcpu[name] + 0)) bestcpu[name] = cpu
+	# cpu-ns/event (DeriveMessages) is printed with an "/ev" suffix and never used in a ratio
 	if (!(name in seen)) { order[++n] = name; seen[name] = 1 }
 }
 function ratio(a, b) { return (a in best && b in best && best[b] > 0) ? sprintf("%.2f×", best[a] / best[b]) : "-" }
+function cpuratio(a, b) { return (a in bestcpu && b in bestcpu && bestcpu[b] + 0 > 0) ? sprintf("%.2f×", bestcpu[a] / bestcpu[b]) : "-" }
 END {
-	printf "%-34s %14s %10s\n", "benchmark", "ns/op", "allocs/op"
-	for (i = 1; i <= n; i++) printf "%-34s %14.0f %10s\n", order[i], best[order[i]], allocs[order[i]] == "" ? "-" : allocs[order[i]]
+	printf "%-62s %14s %12s %10s\n", "benchmark", "ns/op", "cpu-ns/op", "allocs/op"
+	for (i = 1; i <= n; i++) {
+		o = order[i]
+		c = "-"
+		if (o in bestcpu) c = (bestcpu[o] ~ /\/ev$/) ? sprintf("%.0f/ev", bestcpu[o] + 0) : sprintf("%.0f", bestcpu[o])
+		printf "%-62s %14.0f %12s %10s\n", o, best[o], c, allocs[o] == "" ? "-" : allocs[o]
+	}
 	print ""
-	print "== ratios to the floors"
-	printf "%-58s %s\n", "typed call / encoding/json floor", ratio("BenchmarkExecuteTyped", "BenchmarkEncodingJSONFloor")
-	printf "%-58s %s\n", "typed call, owned args / encoding/json floor", ratio("BenchmarkExecuteTypedOwned", "BenchmarkEncodingJSONFloor")
-	printf "%-58s %s\n", "typed call with hooks / encoding/json floor", ratio("BenchmarkExecuteTypedHooks", "BenchmarkEncodingJSONFloor")
-	printf "%-58s %s\n", "scheduler, 1000 naps / bare goroutine batch", ratio("BenchmarkScheduler1000Naps", "BenchmarkGoroutineFloor1000Naps")
+	print "== ratios to the floors (wall; CPU where both sides report it)"
+	printf "%-62s %8s %8s\n", "typed call / encoding/json floor", ratio("BenchmarkExecuteTyped", "BenchmarkEncodingJSONFloor"), cpuratio("BenchmarkExecuteTyped", "BenchmarkEncodingJSONFloor")
+	printf "%-62s %8s %8s\n", "typed call, owned args / encoding/json floor", ratio("BenchmarkExecuteTypedOwned", "BenchmarkEncodingJSONFloor"), cpuratio("BenchmarkExecuteTypedOwned", "BenchmarkEncodingJSONFloor")
+	printf "%-62s %8s %8s\n", "typed call with hooks / encoding/json floor", ratio("BenchmarkExecuteTypedHooks", "BenchmarkEncodingJSONFloor"), cpuratio("BenchmarkExecuteTypedHooks", "BenchmarkEncodingJSONFloor")
+	printf "%-62s %8s %8s\n", "(c) typed call, dsh wiring / encoding/json floor", ratio("BenchmarkScenarios/c-typed-call", "BenchmarkEncodingJSONFloor"), cpuratio("BenchmarkScenarios/c-typed-call", "BenchmarkEncodingJSONFloor")
+	printf "%-62s %8s\n", "(a) trivial run_code / bare node worker spawn", ratio("BenchmarkScenarios/a-trivial-run_code", "BenchmarkNodeWorkerSpawn")
+	printf "%-62s %8s\n", "scheduler, 1000 naps / bare goroutine batch", ratio("BenchmarkScheduler1000Naps", "BenchmarkGoroutineFloor1000Naps")
+	printf "%-62s %8s\n", "(e) 1000 naps, dsh wiring / bare goroutine batch", ratio("BenchmarkScenarios/e-scheduler-1000-naps", "BenchmarkGoroutineFloor1000Naps")
+	d10 = "BenchmarkDeriveMessages/derive/10k"; d100 = "BenchmarkDeriveMessages/derive/100k"; d1m = "BenchmarkDeriveMessages/derive/1000k"
+	printf "%-62s %8s\n", "(d) DeriveMessages 100k / 10k (linear: 10×)", ratio(d100, d10)
+	printf "%-62s %8s\n", "(d) DeriveMessages 1M / 100k (linear: 10×)", ratio(d1m, d100)
 }' "$out"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/dsh-go/dsh/card"
 	"github.com/dsh-go/dsh/content"
@@ -55,6 +56,30 @@ type Definition struct {
 	// their projections decode into fresh Go values, so the pipeline need not copy what it
 	// hands them.
 	trusted bool
+	// owned is the body of a definition built by New, which returns a canonical value the
+	// pipeline adopts as it is (no snapshot, no wrapping that would allocate).
+	owned ownedBody
+}
+
+// ownedBody is a typed tool's body returning values it built itself, and the Execute it
+// was made with: when Execute has been replaced since, the pipeline calls the new one.
+type ownedBody struct {
+	execute func(ctx context.Context, call *Call) (any, error)
+	of      unsafe.Pointer
+}
+
+// funcID identifies a func value: the closure it points to. Two func values with the same
+// identity run the same code on the same captured state.
+func funcID(f func(context.Context, *Call) (any, error)) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&f))
+}
+
+// ownedExecute returns the definition's owned body when Execute is still the one New made.
+func (d *Definition) ownedExecute() func(context.Context, *Call) (any, error) {
+	if d.owned.execute != nil && funcID(d.Execute) == d.owned.of {
+		return d.owned.execute
+	}
+	return nil
 }
 
 // ownedValue is a canonical value a trusted body has just built: lossless by construction

@@ -41,11 +41,18 @@ type Invocation struct {
 	call      *Call       // the body's view, once dispatched
 	trace     CallTrace   // the observer's record of the call, nil when none is installed
 
-	// Storage for the execution, its token and the body's view, allocated with the
-	// invocation instead of separately.
-	execVal Execution
-	tokVal  Token
-	callVal Call
+	// Storage for the execution, its token, the body's view, the contained run of the
+	// body when no wrapper runs it and the result, allocated with the invocation instead of
+	// separately.
+	execVal   Execution
+	tokVal    Token
+	callVal   Call
+	bodyVal   bodyRun
+	prepVal   prepareRun
+	postVal   postRun
+	wrapVal   wrapRun
+	finVal    finalizeRun
+	notifyVal notifyRun
 }
 
 // Execution returns the invocation's immutable execution.
@@ -154,8 +161,9 @@ func (inv *Invocation) prepare() (*Result, bool, error) {
 
 // prepareContained runs prepareHooks on a goroutine of its own.
 func (inv *Invocation) prepareContained(pre []*hook[PreExecuteFunc], guards []CodedGuardFunc) (*Result, bool, error) {
-	p := &prepareRun{inv: inv, pre: pre, guards: guards}
-	if stop := contain.CallWith(p, (*prepareRun).run); stop != nil {
+	p := &inv.prepVal
+	*p = prepareRun{inv: inv, pre: pre, guards: guards}
+	if stop := inv.r.prepares.Call(p); stop != nil {
 		return nil, false, stopFailure(inv.exec.name, inv.where, stop)
 	}
 	return p.res, p.post, p.err
@@ -289,15 +297,11 @@ func (inv *Invocation) dispatch() (*Result, error) {
 	var res *Result
 	if len(hs) == 0 {
 		// No wrapper can see or replace the result: the body's result is authoritative.
-		res = inv.body(inv.ctx)
+		// This is the only run of the body, so its state lives in the invocation.
+		res = inv.body(inv.ctx, &inv.bodyVal)
 	} else {
-		// The wrappers run contained: a wrapper's runtime.Goexit ends only its goroutine,
-		// after wrapped's deferred clean-up has waited for every body it started.
 		var err error
-		if stop := contain.Call(func() { res, err = inv.wrapped(hs) }); stop != nil {
-			return nil, stopFailure(inv.exec.name, "an around-execute wrapper", stop)
-		}
-		if err != nil {
+		if res, err = inv.wrappedContained(hs); err != nil {
 			return nil, err
 		}
 	}
@@ -310,6 +314,28 @@ func (inv *Invocation) dispatch() (*Result, error) {
 	}
 	return res, nil
 }
+
+// wrappedContained runs wrapped on a goroutine of its own: a wrapper's runtime.Goexit ends
+// only that goroutine, after wrapped's deferred clean-up has waited for every body it
+// started.
+func (inv *Invocation) wrappedContained(hs []*hook[ExecuteFunc]) (*Result, error) {
+	w := &inv.wrapVal
+	*w = wrapRun{inv: inv, hs: hs}
+	if stop := inv.r.wraps.Call(w); stop != nil {
+		return nil, stopFailure(inv.exec.name, "an around-execute wrapper", stop)
+	}
+	return w.res, w.err
+}
+
+// wrapRun is one contained run of wrapped, with its inputs and results.
+type wrapRun struct {
+	inv *Invocation
+	hs  []*hook[ExecuteFunc]
+	res *Result
+	err error
+}
+
+func (w *wrapRun) run() { w.res, w.err = w.inv.wrapped(w.hs) }
 
 // handoff pairs the copy of a core dispatch result handed to a wrapper with the
 // authoritative original.
@@ -337,7 +363,7 @@ func (inv *Invocation) wrapped(hs []*hook[ExecuteFunc]) (*Result, error) {
 		wg.Add(1)
 		mu.Unlock()
 		defer wg.Done()
-		produced := inv.body(ctx)
+		produced := inv.body(ctx, new(bodyRun))
 		handed := produced.Clone()
 		mu.Lock()
 		handoffs = append(handoffs, handoff{handed: handed, produced: produced})
@@ -398,9 +424,11 @@ func (inv *Invocation) cancelled(res *Result) *Result {
 // normalize its value or error. It never panics, and it runs the body
 // and its output projections contained (package contain), so that a body calling
 // runtime.Goexit ends in a TOOL_PANIC result instead of ending the caller's goroutine.
-func (inv *Invocation) body(ctx context.Context) *Result {
-	b := &bodyRun{inv: inv, ctx: ctx, where: "the body"}
-	if stop := contain.CallWith(b, (*bodyRun).run); stop != nil {
+// b is the state of this run, which the caller provides (a body may run several times
+// concurrently when a wrapper calls next more than once).
+func (inv *Invocation) body(ctx context.Context, b *bodyRun) *Result {
+	*b = bodyRun{inv: inv, ctx: ctx, where: "the body"}
+	if stop := inv.r.bodies.Call(b); stop != nil {
 		return Fail(stopFailure(inv.exec.name, b.where, stop))
 	}
 	return b.res
@@ -447,12 +475,12 @@ func (inv *Invocation) bodyContained(ctx context.Context, where *string) (res *R
 		return Fail(unknownTool(inv.exec.name))
 	}
 	inv.invoked.Store(true)
-	value, err := runBody(ctx, e.def, inv.call)
+	value, owned, err := runBody(ctx, e.def, inv.call)
 	if err != nil {
 		return Fail(err)
 	}
 	*where = "the output projection"
-	res, err = inv.success(e, value)
+	res, err = inv.success(e, value, owned)
 	if err != nil {
 		return Fail(err)
 	}
@@ -462,16 +490,23 @@ func (inv *Invocation) bodyContained(ctx context.Context, where *string) (res *R
 	return res
 }
 
-func runBody(ctx context.Context, def *Definition, call *Call) (v any, err error) {
+// runBody runs the definition's body; owned reports a value the body built itself (a
+// typed tool's), which the pipeline adopts without a snapshot.
+func runBody(ctx context.Context, def *Definition, call *Call) (v any, owned bool, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			v, err = nil, panicFailure(def.Name, "the body", p)
+			v, owned, err = nil, false, panicFailure(def.Name, "the body", p)
 		}
 	}()
-	if def.Execute == nil {
-		return nil, fmt.Errorf("tool %q has no body", def.Name)
+	if exec := def.ownedExecute(); exec != nil {
+		v, err = exec(ctx, call)
+		return v, err == nil, err
 	}
-	return def.Execute(ctx, call)
+	if def.Execute == nil {
+		return nil, false, fmt.Errorf("tool %q has no body", def.Name)
+	}
+	v, err = def.Execute(ctx, call)
+	return v, false, err
 }
 
 func unknownTool(name string) error {
@@ -496,11 +531,14 @@ func outputError(name string, violations ...string) error {
 }
 
 // success builds the success result of value for entry e (docs/behaviour.md §2.4): snapshot, validate,
-// render and, for top-level calls, project the presentation meta.
-func (inv *Invocation) success(e *entry, value any) (*Result, error) {
+// render and, for top-level calls, project the presentation meta. owned reports a value
+// the pipeline's own body call built, adopted as it is.
+func (inv *Invocation) success(e *entry, value any, owned bool) (*Result, error) {
 	def := e.def
 	var v any
-	if ov, ok := value.(ownedValue); ok {
+	if owned {
+		v = value
+	} else if ov, ok := value.(ownedValue); ok {
 		v = ov.v
 	} else {
 		var err error
@@ -584,7 +622,7 @@ func (inv *Invocation) renormalize(res *Result) (*Result, error) {
 	if e == nil {
 		return nil, unknownTool(inv.exec.name)
 	}
-	out, err := inv.success(e, res.Value)
+	out, err := inv.success(e, res.Value, false)
 	if err != nil {
 		return nil, err
 	}
@@ -630,8 +668,9 @@ func (inv *Invocation) post(res *Result) *Result {
 
 // postContained runs postHooks on a goroutine of its own.
 func (inv *Invocation) postContained(res *Result, hs []*hook[PostExecuteFunc]) *Result {
-	p := &postRun{inv: inv, res: res, hs: hs}
-	if stop := contain.CallWith(p, (*postRun).run); stop != nil {
+	p := &inv.postVal
+	*p = postRun{inv: inv, res: res, hs: hs}
+	if stop := inv.r.posts.Call(p); stop != nil {
 		return Fail(stopFailure(inv.exec.name, "a post-execute hook", stop))
 	}
 	return p.out
@@ -699,7 +738,7 @@ func (inv *Invocation) apply(res *Result, d PostDecision) (*Result, error) {
 		if e == nil {
 			return nil, unknownTool(inv.exec.name)
 		}
-		out, err := inv.success(e, d.Value)
+		out, err := inv.success(e, d.Value, false)
 		if err != nil {
 			return nil, err
 		}
@@ -740,9 +779,10 @@ func blockMessage(feedback []content.Block) string {
 // materialize enforces the result invariants (docs/behaviour.md §4.8 step 1): the durable projection
 // (content, meta, contexts, error) must be lossless JSON, a failure must say why it failed,
 // a failure never carries a value or concludesTurn and a success never carries an error.
-// It copies nothing: every stage that takes data from a body, hook or wrapper copies it on
-// the way in, and every observer gets its own copy on the way out, so the result it
-// returns is aliased by no one outside the pipeline.
+// It copies nothing and normalizes res in place: every stage that takes data from a body,
+// hook or wrapper copies it on the way in, and every observer gets its own copy on the way
+// out, so res is the pipeline's own and the result it returns is aliased by no one outside
+// the pipeline. On an error res is left as it was.
 func materialize(res *Result) (*Result, error) {
 	if res.IsError && res.Error == nil {
 		return nil, errors.New("a failed result has no error")
@@ -750,7 +790,7 @@ func materialize(res *Result) (*Result, error) {
 	if err := checkDurable(res); err != nil {
 		return nil, err
 	}
-	out := *res
+	out := res
 	if res.Meta != nil && jsonv.Check(res.Meta) != nil {
 		m, err := jsonv.Snapshot(res.Meta)
 		if err != nil {
@@ -770,7 +810,7 @@ func materialize(res *Result) (*Result, error) {
 	if out.Content == nil {
 		out.Content = []content.Block{}
 	}
-	return &out, nil
+	return out, nil
 }
 
 var errNotSerializable = errors.New("tool result must be losslessly JSON-serializable")
@@ -780,11 +820,12 @@ var errNotSerializable = errors.New("tool result must be losslessly JSON-seriali
 func (inv *Invocation) finish(res *Result) *Result {
 	out := materializeOr(res, errNotSerializable)
 	if fin := inv.finalizer; fin != nil {
-		var blocks []content.Block
-		var err error
-		if stop := contain.Call(func() { blocks, err = callFinalizer(fin, inv.exec, out.Clone()) }); stop != nil {
-			blocks, err = nil, stopFailure(inv.exec.name, "finalize-content", stop)
+		f := &inv.finVal
+		*f = finalizeRun{inv: inv, fin: fin, res: out.Clone()}
+		if stop := inv.r.finalizes.Call(f); stop != nil {
+			f.blocks, f.err = nil, stopFailure(inv.exec.name, "finalize-content", stop)
 		}
+		blocks, err := f.blocks, f.err
 		switch {
 		case err != nil:
 			out = materializeOr(Fail(err), errNotSerializable)
@@ -800,19 +841,42 @@ func (inv *Invocation) finish(res *Result) *Result {
 	return out
 }
 
+// finalizeRun is one contained run of finalize-content, with its inputs and results.
+type finalizeRun struct {
+	inv    *Invocation
+	fin    func(*Execution, *Result) ([]content.Block, error)
+	res    *Result
+	blocks []content.Block
+	err    error
+}
+
+func (f *finalizeRun) run() { f.blocks, f.err = callFinalizer(f.fin, f.inv.exec, f.res) }
+
 // notify runs the result listeners contained, one goroutine for all of them: after a
 // listener's runtime.Goexit, the next listener goes on in a new goroutine.
 func (inv *Invocation) notify(ls []*hook[ResultFunc], out *Result) {
-	for i := 0; i < len(ls); i++ {
-		stop := contain.Call(func() {
-			for ; i < len(ls); i++ {
-				if err := callResult(ls[i].fn, inv.ctx, inv.exec, out.Clone()); err != nil {
-					inv.r.logger.Warn(fmt.Sprintf("tool \"%s\" (%s): tools/result observer failed: %s", inv.exec.name, inv.exec.callID, ErrorMessage(err)))
-				}
-			}
-		})
-		if stop != nil {
+	n := &inv.notifyVal
+	*n = notifyRun{inv: inv, ls: ls, out: out}
+	for ; n.i < len(ls); n.i++ {
+		if stop := inv.r.notifies.Call(n); stop != nil {
 			inv.r.logger.Warn(fmt.Sprintf("tool \"%s\" (%s): tools/result observer called runtime.Goexit", inv.exec.name, inv.exec.callID))
+		}
+	}
+}
+
+// notifyRun is the contained run of the result listeners from the i-th on.
+type notifyRun struct {
+	inv *Invocation
+	ls  []*hook[ResultFunc]
+	out *Result
+	i   int
+}
+
+func (n *notifyRun) run() {
+	inv := n.inv
+	for ; n.i < len(n.ls); n.i++ {
+		if err := callResult(n.ls[n.i].fn, inv.ctx, inv.exec, n.out.Clone()); err != nil {
+			inv.r.logger.Warn(fmt.Sprintf("tool \"%s\" (%s): tools/result observer failed: %s", inv.exec.name, inv.exec.callID, ErrorMessage(err)))
 		}
 	}
 }

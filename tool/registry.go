@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/dsh-go/dsh/internal/contain"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/schema"
 )
@@ -68,6 +69,15 @@ type Registry struct {
 
 	transportOnce sync.Once
 	transport     *entry
+
+	// The contained runs of the pipeline's stages, kept warm so that a call allocates no
+	// goroutine start-up state.
+	bodies    *contain.Runner[*bodyRun]
+	prepares  *contain.Runner[*prepareRun]
+	posts     *contain.Runner[*postRun]
+	wraps     *contain.Runner[*wrapRun]
+	finalizes *contain.Runner[*finalizeRun]
+	notifies  *contain.Runner[*notifyRun]
 }
 
 // NewRegistry returns an empty registry. It returns an error for an invalid mode.
@@ -93,6 +103,12 @@ func NewRegistry(cfg Config) (*Registry, error) {
 	r := &Registry{mode: mode, logger: logger, maxArgs: maxArgs, global: &layer{}, layers: map[*Scope]*layer{}}
 	r.root = &Scope{reg: r, name: "global", global: true}
 	r.hooks.Store(&hookSet{})
+	r.bodies = contain.NewRunner((*bodyRun).run)
+	r.prepares = contain.NewRunner((*prepareRun).run)
+	r.posts = contain.NewRunner((*postRun).run)
+	r.wraps = contain.NewRunner((*wrapRun).run)
+	r.finalizes = contain.NewRunner((*finalizeRun).run)
+	r.notifies = contain.NewRunner((*notifyRun).run)
 	return r, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"time"
+	"unsafe"
 
 	"github.com/dsh-go/dsh/card"
 	"github.com/dsh-go/dsh/content"
@@ -226,7 +227,7 @@ func New[In, Out any](name, description string, fn Func[In, Out], opts ...Option
 		}
 		return v, nil
 	}
-	d.Execute = func(ctx context.Context, call *Call) (any, error) {
+	body := func(ctx context.Context, call *Call) (any, error) {
 		v, err := decodeIn(call.args)
 		if err != nil {
 			return nil, err
@@ -237,7 +238,7 @@ func New[In, Out any](name, description string, fn Func[In, Out], opts ...Option
 		}
 		if outCodec != nil {
 			if value, ok := outCodec.encode(reflect.ValueOf(&res).Elem()); ok {
-				return ownedValue{value}, nil
+				return value, nil
 			}
 		}
 		value, err := jsonv.FromGo(res)
@@ -246,8 +247,18 @@ func New[In, Out any](name, description string, fn Func[In, Out], opts ...Option
 			// snapshot that threw (docs/behaviour.md §2.4).
 			return nil, outputError(name, "value snapshot failed: "+ErrorMessage(err))
 		}
-		return ownedValue{value}, nil
+		return value, nil
 	}
+	// The pipeline calls body itself and adopts its value; a caller of Execute gets the
+	// value marked as owned, which the pipeline adopts too.
+	d.Execute = func(ctx context.Context, call *Call) (any, error) {
+		v, err := body(ctx, call)
+		if err != nil {
+			return nil, err
+		}
+		return ownedValue{v}, nil
+	}
+	d.owned = ownedBody{execute: body, of: funcID(d.Execute)}
 	d.trusted = true
 	if s.render != nil {
 		d.Output.Render = func(args, value any) ([]content.Block, error) {
@@ -355,7 +366,8 @@ func DefaultRender(_, value any) ([]content.Block, error) {
 	if err != nil {
 		return nil, err
 	}
-	return content.Texts(string(b)), nil
+	// b is this call's own buffer and is never written again: the text can share it.
+	return content.Texts(unsafe.String(unsafe.SliceData(b), len(b))), nil
 }
 
 // Args returns a private deep copy of the call's arguments.

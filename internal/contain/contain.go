@@ -60,3 +60,81 @@ func (c *call[T]) run() {
 	c.f(c.arg)
 	returned = true
 }
+
+// Runner is CallWith for one function called again and again, as on a hot path. It keeps the
+// state of finished runs (the new goroutine's start function and the signal that it ended)
+// for the next call, so that a call allocates nothing once the runner is warm. The goroutine
+// itself is new for every call: a function that calls runtime.Goexit ends only its own.
+//
+// A Runner is safe for concurrent use; its zero value is not usable, use NewRunner.
+type Runner[T any] struct {
+	f    func(T)
+	free sync.Pool // of *slot[T]
+}
+
+// NewRunner returns a Runner that runs f.
+func NewRunner[T any](f func(T)) *Runner[T] {
+	return &Runner[T]{f: f}
+}
+
+// Call runs f(arg) on a new goroutine and waits until it has ended, like CallWith: nil when
+// f returned normally, or how it stopped.
+func (r *Runner[T]) Call(arg T) *Stop {
+	s, _ := r.free.Get().(*slot[T])
+	if s == nil {
+		s = &slot[T]{r: r, done: make(chan struct{}, 1)}
+		s.start = s.run // made once per slot, so that starting a goroutine allocates nothing
+	}
+	s.arg = arg
+	go s.start()
+	<-s.done
+	stop := s.stop
+	var zero T
+	s.arg, s.stop = zero, nil // hold no reference while the slot waits for reuse
+	r.free.Put(s)
+	return stop
+}
+
+// slot is the reusable state of one Runner call.
+type slot[T any] struct {
+	r     *Runner[T]
+	arg   T
+	stop  *Stop
+	done  chan struct{} // receives one token when the run has ended
+	start func()
+}
+
+func (s *slot[T]) run() {
+	returned := false
+	defer func() {
+		if !returned {
+			if p := recover(); p != nil {
+				s.stop = &Stop{Value: p}
+			} else {
+				s.stop = &Stop{Goexit: true}
+			}
+		}
+		// The last use of s on this goroutine: after the token, the slot may be reused.
+		s.done <- struct{}{}
+	}()
+	growStack()
+	s.r.f(s.arg)
+	returned = true
+}
+
+// stackReserve is how much stack a Runner's goroutine reserves before it calls f.
+const stackReserve = 8 << 10
+
+// growStack makes the goroutine's stack at least stackReserve bytes while it is still
+// shallow. A new goroutine starts with a small stack and grows it by copying, which costs
+// in proportion to the frames already on it: a pipeline stage several calls deep would pay
+// that on every call, growing here costs one copy of two frames.
+//
+//go:noinline
+func growStack() {
+	var buf [stackReserve - 1<<10]byte // a frame this large makes the prologue grow the stack
+	touch(buf[:])
+}
+
+//go:noinline
+func touch(b []byte) { b[0] = 0 }

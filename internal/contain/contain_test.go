@@ -67,3 +67,83 @@ func BenchmarkCall(b *testing.B) {
 		Call(func() {})
 	}
 }
+
+func TestRunner(t *testing.T) {
+	boom := errors.New("boom")
+	tests := []struct {
+		name   string
+		f      func()
+		value  any
+		goexit bool
+		ok     bool
+	}{
+		{"returns", func() {}, nil, false, true},
+		{"panics", func() { panic(boom) }, boom, false, false},
+		{"calls Goexit", func() { runtime.Goexit() }, nil, true, false},
+		{"calls Goexit after a recovered panic", func() {
+			defer runtime.Goexit()
+			panic("first")
+		}, nil, true, false},
+	}
+	type arg struct {
+		f        func()
+		deferred bool
+	}
+	r := NewRunner(func(a *arg) {
+		defer func() { a.deferred = true }()
+		a.f()
+	})
+	// Each case runs twice, and the runs alternate, so that a slot reused after a panic or
+	// a Goexit is seen to start clean.
+	for round := range 2 {
+		for _, tt := range tests {
+			a := &arg{f: tt.f}
+			stop := r.Call(a)
+			if !a.deferred {
+				t.Errorf("%s (round %d): Call returned before f's deferred calls ran", tt.name, round)
+			}
+			if tt.ok {
+				if stop != nil {
+					t.Errorf("%s (round %d): stop = %+v, want nil", tt.name, round, stop)
+				}
+				continue
+			}
+			if stop == nil || stop.Goexit != tt.goexit || stop.Value != tt.value {
+				t.Errorf("%s (round %d): stop = %+v, want value %v, goexit %v", tt.name, round, stop, tt.value, tt.goexit)
+			}
+		}
+	}
+}
+
+func TestRunnerConcurrent(t *testing.T) {
+	r := NewRunner(func(p *int) { *p++ })
+	const workers, calls = 8, 200
+	done := make(chan []int, workers)
+	for range workers {
+		go func() {
+			got := make([]int, calls)
+			for i := range got {
+				if stop := r.Call(&got[i]); stop != nil {
+					t.Errorf("stop = %+v", stop)
+				}
+			}
+			done <- got
+		}()
+	}
+	for range workers {
+		for i, n := range <-done {
+			if n != 1 {
+				t.Fatalf("call %d ran f %d times, want 1", i, n)
+			}
+		}
+	}
+}
+
+func BenchmarkRunner(b *testing.B) {
+	r := NewRunner(func(*int) {})
+	var n int
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Call(&n)
+	}
+}

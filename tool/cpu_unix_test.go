@@ -1,0 +1,18 @@
+//go:build unix
+
+package tool_test
+
+import (
+	"syscall"
+	"testing"
+)
+
+// processCPU is the user+system CPU time the process has used so far, in nanoseconds.
+func processCPU(b *testing.B) int64 {
+	b.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatalf("getrusage: %v", err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}

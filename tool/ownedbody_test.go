@@ -1,0 +1,64 @@
+package tool_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/dsh-go/dsh/jsonv"
+	"github.com/dsh-go/dsh/tool"
+)
+
+// TestTypedBodyReplaced checks that the pipeline runs a typed tool's Execute as it is now:
+// a copy of the definition whose Execute was replaced runs the replacement (whose value is
+// snapshotted and validated like any body's), not the body New made; the original still
+// runs its own body; and a replacement that calls the original gets the typed value.
+func TestTypedBodyReplaced(t *testing.T) {
+	orig := tool.Must(tool.New("echo", "Echoes its text.",
+		func(ctx context.Context, call *tool.Call, in echoArgs) (echoOut, error) { return echoOut(in), nil }))
+	tests := []struct {
+		name    string
+		execute func(ctx context.Context, call *tool.Call) (any, error)
+		want    string
+		failure string
+	}{
+		{"original", nil, `{"text":"hi"}`, ""},
+		{"replaced", func(ctx context.Context, call *tool.Call) (any, error) {
+			return map[string]any{"text": "replaced"}, nil
+		}, `{"text":"replaced"}`, ""},
+		{"replaced with an invalid value", func(ctx context.Context, call *tool.Call) (any, error) {
+			return map[string]any{"text": 1}, nil
+		}, "", "INVALID_TOOL_OUTPUT"},
+		{"replaced by a wrapper of the original", func(ctx context.Context, call *tool.Call) (any, error) {
+			return orig.Execute(ctx, call)
+		}, `{"text":"hi"}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg, err := tool.NewRegistry(tool.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			def := *orig
+			if tt.execute != nil {
+				def.Execute = tt.execute
+			}
+			if _, err := reg.Register(&def); err != nil {
+				t.Fatal(err)
+			}
+			res := reg.Execute(context.Background(), tool.Input{CallID: "c1", Name: "echo", Args: map[string]any{"text": "hi"}})
+			if tt.failure != "" {
+				if !res.IsError || res.Error.Info == nil || string(res.Error.Info.Code) != tt.failure {
+					t.Fatalf("result %+v, want a %s failure", res, tt.failure)
+				}
+				return
+			}
+			if res.IsError {
+				t.Fatalf("failed: %s", res.Error.Message)
+			}
+			got, err := jsonv.Marshal(res.Value)
+			if err != nil || string(got) != tt.want {
+				t.Fatalf("value %s (%v), want %s", got, err, tt.want)
+			}
+		})
+	}
+}
