@@ -85,6 +85,12 @@ type Config struct {
 	// InProcess runs programs in a goroutine of this process instead of a worker process,
 	// without process containment. Only for trusted programs and tests.
 	InProcess bool `json:"-"`
+	// Pool is how many worker processes the runtime keeps started ahead of demand, from 0
+	// to MaxPool. Each is used for exactly one run, so every run still gets a fresh
+	// process; a run takes an idle one instead of waiting for a worker to start, and a
+	// replacement starts in the background. New starts them at once and Close stops them.
+	// 0 starts each worker when its run begins. Ignored with InProcess.
+	Pool int `json:"-"`
 	// Stderr, when set, receives the first 64 KiB of each worker's standard error.
 	Stderr io.Writer `json:"-"`
 }
@@ -99,6 +105,7 @@ type Runtime struct {
 	disposed bool
 	closing  chan struct{}
 	runs     sync.WaitGroup
+	pool     *pool // nil without Config.Pool
 
 	// onSpawn, when set (tests), is called with each worker's process id.
 	onSpawn func(pid int)
@@ -125,12 +132,20 @@ var _ coderuntime.Runtime = (*Runtime)(nil)
 // New validates cfg, fills in defaults and returns a Runtime. The error messages are those
 // of docs/behaviour.md §10.8, e.g. "config.computeMs must be a positive number, got -1".
 func New(cfg Config) (*Runtime, error) {
+	return newWithSpawnHook(cfg, nil)
+}
+
+// newWithSpawnHook is New with the onSpawn hook set before any worker starts (tests).
+func newWithSpawnHook(cfg Config, onSpawn func(pid int)) (*Runtime, error) {
+	if cfg.Pool < 0 || cfg.Pool > MaxPool {
+		return nil, fmt.Errorf("quickjs: config.pool must be an integer from 0 to %d, got %d", MaxPool, cfg.Pool)
+	}
 	lim, err := coderuntime.Limits{ComputeMs: cfg.ComputeMs, MaxWallMs: cfg.MaxWallMs, MaxOutputBytes: cfg.MaxOutputBytes, MaxHeapMB: cfg.MaxHeapMB}.Resolve()
 	if err != nil {
 		return nil, err
 	}
 	cfg.ComputeMs, cfg.MaxWallMs, cfg.MaxOutputBytes, cfg.MaxHeapMB = lim.ComputeMs, lim.MaxWallMs, lim.MaxOutputBytes, lim.MaxHeapMB
-	r := &Runtime{cfg: cfg, closing: make(chan struct{}), wallTimer: realTimer, graceTimer: realTimer, busyClock: time.Now}
+	r := &Runtime{cfg: cfg, closing: make(chan struct{}), wallTimer: realTimer, graceTimer: realTimer, busyClock: time.Now, onSpawn: onSpawn}
 	if !cfg.InProcess {
 		r.command = cfg.WorkerCommand
 		if len(r.command) == 0 {
@@ -140,8 +155,28 @@ func New(cfg Config) (*Runtime, error) {
 			}
 			r.command = []string{exe, WorkerArg}
 		}
+		if cfg.Pool > 0 {
+			r.pool = newPool(cfg.Pool, r.startWorker)
+		}
 	}
 	return r, nil
+}
+
+// startWorker starts a worker process.
+func (r *Runtime) startWorker() (workerProcess, error) {
+	return startProcess(r.command, r.cfg.Stderr, r.onSpawn)
+}
+
+// worker returns the worker process for one run: an idle one from the pool, or one
+// started now.
+func (r *Runtime) worker() (workerProcess, error) {
+	if r.pool != nil {
+		if p := r.pool.take(); p != nil {
+			p.startRun()
+			return p, nil
+		}
+	}
+	return r.startWorker()
 }
 
 // Language reports "typescript".
@@ -155,17 +190,23 @@ func (r *Runtime) Isolation() string {
 	return "process"
 }
 
-// Close aborts every in-flight run with "runtime disposed", waits until their workers and
-// binding calls have stopped, and makes later runs fail with coderuntime.ErrDisposed.
-// Close is idempotent.
+// Close aborts every in-flight run with "runtime disposed", kills the idle workers of the
+// pool, waits until every worker process has been reaped and every binding call has
+// returned, and makes later runs fail with coderuntime.ErrDisposed. Close is idempotent.
 func (r *Runtime) Close() error {
 	r.mu.Lock()
 	if !r.disposed {
 		r.disposed = true
 		close(r.closing)
+		if r.pool != nil {
+			r.pool.close()
+		}
 	}
 	r.mu.Unlock()
 	r.runs.Wait()
+	if r.pool != nil {
+		r.pool.wait()
+	}
 	return nil
 }
 

@@ -104,7 +104,7 @@ func (s *session) run(code string, positions []byte) coderuntime.Result {
 	if s.rt.cfg.InProcess {
 		proc = startInProcess(s.rt.busyClock)
 	} else {
-		proc, err = startProcess(s.rt.command, s.rt.cfg.Stderr, s.rt.onSpawn)
+		proc, err = s.rt.worker()
 		if err != nil {
 			return s.ledger.Failure(nil, coderuntime.Failure{Kind: coderuntime.FailureWorkerExit, Message: "worker error: " + err.Error()})
 		}
