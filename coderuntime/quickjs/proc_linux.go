@@ -28,7 +28,7 @@ type osProcess struct {
 	gone chan struct{} // closed once the process was reaped (after its status is in exit)
 
 	mu      sync.Mutex
-	waited  bool          // the process was reaped: its pid may be reused, never signal it again
+	waited  bool // the process was reaped: its pid may be reused, never signal it again
 	killed  bool
 	cpuBase time.Duration // CPU time spent before the worker was given its run (pool start-up)
 
@@ -191,10 +191,10 @@ func (p *osProcess) watchReady() <-chan struct{} {
 
 // ready reports whether the worker announced it had prepared; valid once the channel of
 // watchReady is closed.
-func (p *osProcess) ready() bool { return p.isReady }
+func (p *osProcess) ready() bool               { return p.isReady }
 func (p *osProcess) exited() <-chan exitStatus { return p.exit }
-func (p *osProcess) reaped() <-chan struct{}    { return p.gone }
-func (p *osProcess) id() int                    { return p.pid }
+func (p *osProcess) reaped() <-chan struct{}   { return p.gone }
+func (p *osProcess) id() int                   { return p.pid }
 
 // kill sends SIGKILL to the worker's process group and closes its stdin.
 func (p *osProcess) kill() {
