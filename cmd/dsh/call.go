@@ -157,7 +157,7 @@ func runCall(ctx context.Context, e *env, args []string) (err error) {
 		}
 	}()
 	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, Log: flog, Prompter: prompter, Session: id, Approval: *preset,
-		NoMCP: !callsNeedMCP(calls), MCPLog: filepath.Join(filepath.Dir(flog.Path()), "mcp.log"),
+		NoMCP: !callsNeedMCP(calls), RunsCode: callsRunCode(calls), MCPLog: filepath.Join(filepath.Dir(flog.Path()), "mcp.log"),
 		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr})
 	if err != nil {
 		return err

@@ -52,7 +52,10 @@ func TestPoolRunsAreIsolated(t *testing.T) {
 					setInterval(() => {}, 1000);
 					return seen`, nil)
 				wantValue(t, res, `["undefined","undefined","undefined"]`)
-				// The run took the oldest idle worker, and it is gone.
+				// The run took the oldest idle worker, which is killed and soon reaped.
+				testwait.Until(t, "the used worker to be reaped", func() bool {
+					return errors.Is(syscall.Kill(idle[0], 0), syscall.ESRCH)
+				})
 				assertGone(t, idle[0])
 				if slices.Contains(rt.pool.quiet(ctx.Done()), idle[0]) {
 					t.Fatalf("run %d: worker %d is idle again", i, idle[0])

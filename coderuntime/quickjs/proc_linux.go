@@ -196,7 +196,8 @@ func (p *osProcess) exited() <-chan exitStatus { return p.exit }
 func (p *osProcess) reaped() <-chan struct{}   { return p.gone }
 func (p *osProcess) id() int                   { return p.pid }
 
-// kill sends SIGKILL to the worker's process group and closes its stdin.
+// kill sends SIGKILL to the worker's process group and closes both pipes, so that
+// nothing waits for the process to be reaped.
 func (p *osProcess) kill() {
 	p.mu.Lock()
 	if !p.waited && !p.killed {
@@ -205,6 +206,7 @@ func (p *osProcess) kill() {
 	}
 	p.mu.Unlock()
 	p.in.Close()
+	p.out.Close()
 }
 
 // cpuTime reads the worker's user plus system time from /proc/<pid>/stat.

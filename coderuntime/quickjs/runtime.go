@@ -50,6 +50,7 @@ package quickjs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -105,7 +106,8 @@ type Runtime struct {
 	disposed bool
 	closing  chan struct{}
 	runs     sync.WaitGroup
-	pool     *pool // nil without Config.Pool
+	reaps    sync.WaitGroup // killed workers not reaped yet
+	pool     *pool          // nil without Config.Pool
 
 	// onSpawn, when set (tests), is called with each worker's process id.
 	onSpawn func(pid int)
@@ -162,6 +164,27 @@ func newWithSpawnHook(cfg Config, onSpawn func(pid int)) (*Runtime, error) {
 	return r, nil
 }
 
+// ErrNoPool is what WaitReady reports for a runtime that keeps no workers ahead of demand.
+var ErrNoPool = errors.New("quickjs: the runtime keeps no workers started ahead (Config.Pool is 0 or InProcess is set)")
+
+// WaitReady waits until the next run will take a worker that has already prepared (its
+// VM made and its prelude evaluated): for a program that wants its first run_code to be as
+// fast as the later ones, and for benchmarks. It fails with ErrNoPool without a pool, with
+// the context's error when ctx ends first, and when the pool has no worker to offer (its
+// workers keep dying, or the runtime is closed).
+func (r *Runtime) WaitReady(ctx context.Context) error {
+	if r.pool == nil {
+		return ErrNoPool
+	}
+	if r.pool.waitReady(ctx.Done()) {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.New("quickjs: no worker of the pool became ready (it died before preparing, or the runtime is closed)")
+}
+
 // startWorker starts a worker process.
 func (r *Runtime) startWorker() (workerProcess, error) {
 	return startProcess(r.command, r.cfg.Stderr, r.onSpawn)
@@ -207,12 +230,16 @@ func (r *Runtime) Close() error {
 	if r.pool != nil {
 		r.pool.wait()
 	}
+	r.reaps.Wait()
 	return nil
 }
 
-// Run executes one program; see coderuntime.Runtime. It returns only after the worker has
-// exited and every binding call it started has returned (their context is cancelled when
-// the run settles).
+// Run executes one program; see coderuntime.Runtime. It returns only after every binding
+// call it started has returned (their context is cancelled when the run settles) and the
+// worker is stopped: its process group killed (SIGKILL) and its pipes closed, or, in
+// process, its goroutine ended. Reaping the killed process — the kernel tearing down its
+// address space, which on a loaded machine takes longer than the whole run — finishes in
+// the background; Close waits for it.
 func (r *Runtime) Run(ctx context.Context, req coderuntime.Request) (coderuntime.Result, error) {
 	r.mu.Lock()
 	if r.disposed {
