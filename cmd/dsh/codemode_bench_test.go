@@ -27,11 +27,11 @@ type echoArgs struct {
 	Value string `json:"value"`
 }
 
-func newCodeBench(b *testing.B) *codeBench {
+func newCodeBench(b *testing.B, ahead bool) *codeBench {
 	b.Helper()
 	c := config.Default(b.TempDir())
 	rt, err := newRuntime(context.Background(), runtimeConfig{Workspace: b.TempDir(), Mode: tool.ModeCode, Config: c,
-		Log: session.NewMemory(time.Now), NoMCP: true, RunsCode: true})
+		Log: session.NewMemory(time.Now), NoMCP: true, RunsCode: ahead})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -80,10 +80,19 @@ func (cb *codeBench) warm(b *testing.B) {
 
 // BenchmarkRunCodeTrivial is a trivial program (return 1) through Execute. warm: each
 // run takes a prepared worker; back-to-back: runs follow each other at once, so each waits
-// for the worker started after the previous one (the throughput the worker start-up allows).
+// for the worker started after the previous one (the throughput the worker start-up allows);
+// started-per-run: no worker started ahead (a command that does not run code, and dsh
+// before the pool).
 func BenchmarkRunCodeTrivial(b *testing.B) {
+	b.Run("started-per-run", func(b *testing.B) {
+		cb := newCodeBench(b, false)
+		b.ReportAllocs()
+		for b.Loop() {
+			cb.run(b, "return 1", "1")
+		}
+	})
 	b.Run("warm", func(b *testing.B) {
-		cb := newCodeBench(b)
+		cb := newCodeBench(b, true)
 		b.ReportAllocs()
 		for b.Loop() {
 			cb.warm(b)
@@ -91,7 +100,7 @@ func BenchmarkRunCodeTrivial(b *testing.B) {
 		}
 	})
 	b.Run("back-to-back", func(b *testing.B) {
-		cb := newCodeBench(b)
+		cb := newCodeBench(b, true)
 		b.ReportAllocs()
 		for b.Loop() {
 			cb.run(b, "return 1", "1")
@@ -103,7 +112,7 @@ func BenchmarkRunCodeTrivial(b *testing.B) {
 // whole pipeline call of echo with its dispatch events logged; ns/call is per binding call.
 func BenchmarkRunCode1000Echo(b *testing.B) {
 	const calls = 1000
-	cb := newCodeBench(b)
+	cb := newCodeBench(b, true)
 	program := `let r; for (let i = 0; i < 1000; i++) r = await tools.echo({ value: "v" + i }); return r.value`
 	b.ReportAllocs()
 	for b.Loop() {
