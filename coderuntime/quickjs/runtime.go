@@ -11,6 +11,12 @@
 // each call id is answered at most once, unknown binding names are refused, nothing is
 // accepted after completion) and kills the whole process group when the run settles.
 //
+// Starting a worker (exec, the Go runtime, a QuickJS VM and the prelude) costs far more than
+// a small program, so with Config.Pool the runtime starts workers ahead of demand: each
+// prepares its VM and prelude, announces it with a ready frame and waits for its start
+// frame; a run takes one and a replacement starts in the background. Every worker still
+// serves exactly one run.
+//
 // A program embedding this backend must route the hidden argument to WorkerMain:
 //
 //	func main() {
