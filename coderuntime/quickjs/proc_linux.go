@@ -163,8 +163,8 @@ var readyFrame = []byte(`{"type":"ready"}`)
 // watchReady starts reading the worker's first line, byte by byte so that nothing past
 // it is consumed, and returns a channel closed when that read has finished; ready then
 // reports whether the line was the ready frame. It must be called at most once, before
-// any other read of the output; stop (idempotent, safe after exit) is not needed: the read
-// ends when the worker writes a line or exits.
+// any other read of the output. The read ends when the worker writes a line, exits, or is
+// killed (kill closes the output).
 func (p *osProcess) watchReady() <-chan struct{} {
 	p.lookDone = make(chan struct{})
 	go func() {
