@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dsh-go/dsh/coderuntime"
 	"github.com/dsh-go/dsh/internal/testwait"
@@ -260,4 +261,35 @@ func childProcesses(t *testing.T) []int {
 		}
 	}
 	return kids
+}
+
+// The CPU time a worker spent starting up while idle is not charged to its run's compute
+// backstop: after startRun the worker's measured CPU time starts again from zero (the
+// kernel counts in ticks of 10 ms, and an idle worker uses no CPU).
+func TestPoolStartUpNotCharged(t *testing.T) {
+	rt := newRuntime(t, Config{Pool: 1})
+	ctx := testwait.Context(t)
+	if err := rt.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p := rt.pool.take()
+	if p == nil {
+		t.Fatal("no idle worker")
+	}
+	defer func() {
+		p.kill()
+		testwait.Recv(t, p.reaped(), "the worker to be reaped")
+	}()
+	before, ok := p.cpuTime()
+	if !ok {
+		t.Fatal("no CPU time for a live worker")
+	}
+	p.startRun()
+	after, ok := p.cpuTime()
+	if !ok {
+		t.Fatal("no CPU time for a live worker")
+	}
+	if after > 10*time.Millisecond || before > 10*time.Millisecond && after >= before {
+		t.Errorf("CPU time %v after startRun (%v before): start-up is charged to the run", after, before)
+	}
 }
