@@ -157,7 +157,7 @@ func runCall(ctx context.Context, e *env, args []string) (err error) {
 		}
 	}()
 	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, Log: flog, Prompter: prompter, Session: id, Approval: *preset,
-		NoMCP: !callsNeedMCP(calls), MCPLog: sessionMCPLog(c, flog),
+		NoMCP: !callsNeedMCP(calls), RunsCode: callsRunCode(calls), MCPLog: sessionMCPLog(c, flog),
 		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr})
 	if err != nil {
 		return err

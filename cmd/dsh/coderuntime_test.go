@@ -2,8 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/dsh-go/dsh/coderuntime/quickjs"
+	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/testwait"
+	"github.com/dsh-go/dsh/tool"
 )
 
 // TestStarlarkCodeRuntime selects the Starlark backend with codeRuntime and runs a
@@ -99,4 +105,50 @@ func TestCodeModeBudgetErrors(t *testing.T) {
 	s.env["DSH_CODE_MODE_WALL_MS"] = "0"
 	r := s.dsh("tools").want(t, 1)
 	mustContain(t, "stderr", r.stderr, `environment variable DSH_CODE_MODE_WALL_MS: codeMode.wallMs must be an integer from 1 to 2147483647, got "0"`)
+}
+
+// TestCodeWorkersAhead: a runtime for a command that runs code, in a mode that presents
+// run_code, keeps a QuickJS worker started ahead (one that has prepared is ready for the
+// first run); commands that only list or render tools, and native mode, start none.
+func TestCodeWorkersAhead(t *testing.T) {
+	cases := []struct {
+		name     string
+		mode     tool.Mode
+		runsCode bool
+		ahead    bool
+	}{
+		{"code mode, runs code", tool.ModeCode, true, true},
+		{"both modes, runs code", tool.ModeBoth, true, true},
+		{"native mode", tool.ModeNative, true, false},
+		{"lists tools only", tool.ModeCode, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rt, err := newRuntime(testwait.Context(t), runtimeConfig{Workspace: t.TempDir(), Mode: tc.mode,
+				Config: config.Default(t.TempDir()), NoMCP: true, RunsCode: tc.runsCode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close()
+			js, ok := rt.code.(*quickjs.Runtime)
+			if !ok {
+				t.Fatalf("code runtime %T", rt.code)
+			}
+			err = js.WaitReady(testwait.Context(t))
+			if tc.ahead && err != nil {
+				t.Errorf("WaitReady = %v, want a prepared worker", err)
+			}
+			if !tc.ahead && !errors.Is(err, quickjs.ErrNoPool) {
+				t.Errorf("WaitReady = %v, want ErrNoPool", err)
+			}
+			if tc.ahead {
+				args, _ := json.Marshal(map[string]string{"code": "return 6 * 7", "description": "multiply"})
+				res := rt.reg.Execute(testwait.Context(t), tool.Input{CallID: "c1", Name: tool.RunCodeName, Args: rt.reg.ParseArguments(string(args)),
+					Agent: rt.reg.NewScope("test", nil)})
+				if res.IsError || len(res.Content) != 1 || res.Content[0].Text != "42" {
+					t.Errorf("run_code = %+v", res)
+				}
+			}
+		})
+	}
 }

@@ -223,7 +223,7 @@ func openConversation(ctx context.Context, e *env, opts convOptions) (_ *convers
 		prompter = holder
 	}
 	cv.rt, err = newRuntime(ctx, runtimeConfig{Workspace: opts.workspace, Mode: c.Mode, Config: c.Config, Log: cv.log, Prompter: prompter, Session: cv.id,
-		Approval: opts.approval, MCPLog: sessionMCPLog(c, cv.flog),
+		Approval: opts.approval, RunsCode: true, MCPLog: sessionMCPLog(c, cv.flog),
 		MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr, Attachments: cv.flog.Attachments(), ImageRefusal: imageRefusal(cv.model)})
 	if err != nil {
 		return nil, err

@@ -60,7 +60,7 @@ func runMCPServe(ctx context.Context, e *env, args []string) error {
 	defer closeStore(store)
 	logs := &codemode.ScopeLogs{}
 	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, Logs: logs, MCPDepth: mcp.Depth(e.getenv), Stderr: e.stderr,
-		MCPLog: homeMCPLog(c)})
+		MCPLog: homeMCPLog(c), RunsCode: true})
 	if err != nil {
 		return err
 	}

@@ -78,7 +78,17 @@ type runtimeConfig struct {
 	Attachments session.Attachments
 	// ImageRefusal, when set, is why read_image refuses: the model takes no image input.
 	ImageRefusal string
+	// RunsCode says the command runs tool calls (a turn, dsh call, an MCP server): with a
+	// mode that presents run_code, a QuickJS worker is then started ahead of the first
+	// program (see codeWorkersAhead). Commands that only list or render tools leave it off.
+	RunsCode bool
 }
+
+// codeWorkersAhead is how many QuickJS worker processes a runtime that runs code keeps
+// started ahead of demand: one, so that run_code takes a worker that has already prepared
+// instead of starting the dsh binary (tens of milliseconds) on its critical path. A run that
+// finds none ready (several programs at once) starts its own.
+const codeWorkersAhead = 1
 
 // runtime is the registry with the built-in tools and policies installed, and what to undo
 // at exit.
@@ -92,6 +102,7 @@ type runtime struct {
 	mcpSkipped string
 	spillDir   string              // where the tools save full outputs; read may open it
 	images     session.Attachments // the images tools read (read_image, MCP results)
+	code       coderuntime.Runtime // the Code Mode backend run_code runs programs on
 	mcpLog     string              // where the MCP servers' logs go ("" when none are mounted)
 	tracing    *telemetry.Tracing  // the process's tracing; nil when disabled
 	undos      []func()
@@ -184,12 +195,18 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 			return nil, fmt.Errorf("web tools: %w", err)
 		}
 	}
-	// Code Mode: TypeScript programs run in a fresh worker process (this binary in its
-	// hidden mode); with codeRuntime: starlark, Python-flavoured programs run in Starlark.
-	js, err := newCodeRuntime(c.CodeRuntime, c.CodeMode)
+	// Code Mode: TypeScript programs run in a fresh worker process each (this binary in its
+	// hidden mode), started ahead when the command runs code; with codeRuntime: starlark,
+	// Python-flavoured programs run in Starlark.
+	ahead := 0
+	if cfg.RunsCode && cfg.Mode != tool.ModeNative {
+		ahead = codeWorkersAhead
+	}
+	js, err := newCodeRuntime(c.CodeRuntime, c.CodeMode, ahead)
 	if err != nil {
 		return nil, fmt.Errorf("code runtime: %w", err)
 	}
+	rt.code = js
 	rt.undos = append(rt.undos, func() { js.Close() })
 	var dispatchLog codemode.DispatchLog
 	switch {
@@ -356,13 +373,23 @@ func workspaceDir(dir string) (string, error) {
 	return ws, nil
 }
 
+// callsRunCode reports whether a dsh call command line calls run_code.
+func callsRunCode(calls []callSpec) bool {
+	for _, c := range calls {
+		if c.name == tool.RunCodeName {
+			return true
+		}
+	}
+	return false
+}
+
 // newCodeRuntime returns the Code Mode backend the configuration names, under the
-// configured budgets.
-func newCodeRuntime(name string, b config.CodeMode) (coderuntime.Runtime, error) {
+// configured budgets; a QuickJS backend keeps ahead worker processes started ahead of demand.
+func newCodeRuntime(name string, b config.CodeMode, ahead int) (coderuntime.Runtime, error) {
 	switch name {
 	case "", config.CodeRuntimeQuickJS:
 		return quickjs.New(quickjs.Config{ComputeMs: float64(b.ComputeMs), MaxWallMs: float64(b.WallMs),
-			MaxOutputBytes: int64(b.MaxOutputBytes), MaxHeapMB: float64(b.HeapMiB)})
+			MaxOutputBytes: int64(b.MaxOutputBytes), MaxHeapMB: float64(b.HeapMiB), Pool: ahead})
 	case config.CodeRuntimeStarlark:
 		return starlark.New(starlark.Config{ComputeMs: float64(b.ComputeMs), MaxWallMs: float64(b.WallMs),
 			MaxOutputBytes: int64(b.MaxOutputBytes), MaxHeapMB: float64(b.HeapMiB)})

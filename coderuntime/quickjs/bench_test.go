@@ -12,6 +12,15 @@ func benchRun(b *testing.B, rt *Runtime, program string, bindings []coderuntime.
 	b.Helper()
 	b.ReportAllocs()
 	for b.Loop() {
+		if rt.pool != nil && rt.cfg.Pool > 1 {
+			// Warm: the worker this run takes has prepared, as in an agent loop, where
+			// runs are seconds apart; the wait is not timed.
+			b.StopTimer()
+			if !rt.pool.waitReady(nil) {
+				b.Fatal("the pool has no ready worker")
+			}
+			b.StartTimer()
+		}
 		res, err := rt.Run(context.Background(), coderuntime.Request{Program: program, Bindings: bindings})
 		if err != nil || res.Error != nil {
 			b.Fatalf("Run: %v %v", err, res.Error)
@@ -22,14 +31,24 @@ func benchRun(b *testing.B, rt *Runtime, program string, bindings []coderuntime.
 	}
 }
 
+// benchModes runs f on a runtime of each process model: a worker started per run
+// ("process"), a pool of one (runs back to back: each waits for the worker started after
+// the previous one, so this is the start-up throughput), a warm pool of two (each run takes
+// a worker that has prepared; the wait for it is not timed: the latency a run has in an
+// agent loop), and in process.
 func benchModes(b *testing.B, f func(b *testing.B, rt *Runtime)) {
-	for _, inProcess := range []bool{false, true} {
-		name := "process"
-		if inProcess {
-			name = "in-process"
-		}
-		b.Run(name, func(b *testing.B) {
-			f(b, newRuntime(b, Config{InProcess: inProcess}))
+	modes := []struct {
+		name string
+		cfg  Config
+	}{
+		{"process", Config{}},
+		{"pool-back-to-back", Config{Pool: 1}},
+		{"pool-warm", Config{Pool: 2}},
+		{"in-process", Config{InProcess: true}},
+	}
+	for _, m := range modes {
+		b.Run(m.name, func(b *testing.B) {
+			f(b, newRuntime(b, m.cfg))
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -23,6 +24,14 @@ const forgeArg = "__forge__"
 // forgedWorker is a worker that forges protocol traffic: what a compromised or buggy
 // worker could send. It reads the start frame, then plays the named scenario.
 func forgedWorker(scenario string) int {
+	switch scenario {
+	case "stall": // never prepares: reads nothing, writes nothing
+		for {
+			time.Sleep(time.Hour)
+		}
+	case "exit-at-once": // dies before it is ever ready
+		return 9
+	}
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	startLine, err := in.ReadBytes('\n')
 	if err != nil {
@@ -302,10 +311,16 @@ func TestHostilePeer(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.scenario, func(t *testing.T) {
-			t.Parallel()
-			tt.check(t, forged(t, tt.scenario, tt.cfg, bindings))
-		})
+		// The same hostile worker started for its run, and started ahead of it by a pool
+		// (which reads ahead for a ready frame that a forged worker never sends).
+		for _, pool := range []int{0, 1} {
+			t.Run(fmt.Sprintf("%s/pool=%d", tt.scenario, pool), func(t *testing.T) {
+				t.Parallel()
+				cfg := tt.cfg
+				cfg.Pool = pool
+				tt.check(t, forged(t, tt.scenario, cfg, bindings))
+			})
+		}
 	}
 	t.Cleanup(func() {
 		if n := spied.Load(); n != 0 {

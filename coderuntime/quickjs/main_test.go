@@ -47,16 +47,19 @@ func newRuntime(t testing.TB, cfg Config) *Runtime {
 	if cfg.Stderr == nil {
 		cfg.Stderr = testLogWriter{t}
 	}
-	rt, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	var pids []int
-	rt.onSpawn = func(pid int) {
+	rt, err := newWithSpawnHook(cfg, func(pid int) {
 		mu.Lock()
 		pids = append(pids, pid)
 		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt.pool != nil {
+		// The pool has started its workers, so the first run takes one of them.
+		rt.pool.quiet(testwait.Context(t).Done())
 	}
 	t.Cleanup(func() {
 		if err := rt.Close(); err != nil {

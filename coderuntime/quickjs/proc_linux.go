@@ -25,16 +25,25 @@ type osProcess struct {
 	out  *os.File // read end of the worker's stdout
 	pid  int
 	exit chan exitStatus
+	gone chan struct{} // closed once the process was reaped (after its status is in exit)
 
-	mu     sync.Mutex
-	waited bool // the process was reaped: its pid may be reused, never signal it again
-	killed bool
+	mu      sync.Mutex
+	waited  bool // the process was reaped: its pid may be reused, never signal it again
+	killed  bool
+	cpuBase time.Duration // CPU time spent before the worker was given its run (pool start-up)
+
+	// Set by watchReady (pooled workers): the first line of output is read ahead to learn
+	// when the worker has prepared; output reads wait for that and see a line that was not
+	// the ready frame first.
+	lookDone chan struct{} // closed when the look-ahead read has finished
+	isReady  bool          // the first line was the ready frame
+	prefix   []byte        // what the look-ahead read and did not consume
 }
 
 // startProcess starts argv as a worker: empty environment, working directory "/", its own
 // process group, SIGKILL when the thread that started it dies, stdin/stdout as the
 // protocol channel and standard error drained (the first 64 KiB go to stderr if set).
-func startProcess(argv []string, stderr io.Writer, onSpawn func(int)) (*osProcess, error) {
+func startProcess(argv []string, stderr io.Writer, onSpawn func(int)) (workerProcess, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -53,7 +62,7 @@ func startProcess(argv []string, stderr io.Writer, onSpawn func(int)) (*osProces
 		outW.Close()
 		return nil, err
 	}
-	p := &osProcess{in: inW, out: outR, exit: make(chan exitStatus, 1)}
+	p := &osProcess{in: inW, out: outR, exit: make(chan exitStatus, 1), gone: make(chan struct{})}
 	started := make(chan error, 1)
 
 	// Pdeathsig fires when the thread that forked the child exits, not the process, so the
@@ -72,6 +81,7 @@ func startProcess(argv []string, stderr io.Writer, onSpawn func(int)) (*osProces
 		errW.Close()
 		if err != nil {
 			errR.Close()
+			close(p.gone)
 			started <- err
 			return
 		}
@@ -90,6 +100,7 @@ func startProcess(argv []string, stderr io.Writer, onSpawn func(int)) (*osProces
 		p.waited = true
 		p.mu.Unlock()
 		p.exit <- statusOf(cmd.ProcessState, werr)
+		close(p.gone)
 	}()
 	if err := <-started; err != nil {
 		inW.Close()
@@ -124,11 +135,69 @@ func drainStderr(r io.Reader, w io.Writer) {
 	io.Copy(io.Discard, r)
 }
 
-func (p *osProcess) stdin() io.WriteCloser     { return p.in }
-func (p *osProcess) stdout() io.ReadCloser     { return p.out }
-func (p *osProcess) exited() <-chan exitStatus { return p.exit }
+func (p *osProcess) stdin() io.WriteCloser { return p.in }
 
-// kill sends SIGKILL to the worker's process group and closes its stdin.
+// stdout is the worker's output. For a worker whose readiness is watched it waits until
+// the look-ahead read is over (the worker wrote its first line or its output ended).
+func (p *osProcess) stdout() io.ReadCloser {
+	if p.lookDone == nil {
+		return p.out
+	}
+	<-p.lookDone
+	if len(p.prefix) == 0 {
+		return p.out
+	}
+	return prefixedReader{io.MultiReader(bytes.NewReader(p.prefix), p.out), p.out}
+}
+
+// prefixedReader reads bytes read ahead before the rest of a file.
+type prefixedReader struct {
+	io.Reader
+	io.Closer
+}
+
+// readyFrame is the line a worker writes once it has prepared (before it reads its start
+// frame).
+var readyFrame = []byte(`{"type":"ready"}`)
+
+// watchReady starts reading the worker's first line, byte by byte so that nothing past
+// it is consumed, and returns a channel closed when that read has finished; ready then
+// reports whether the line was the ready frame. It must be called at most once, before
+// any other read of the output. The read ends when the worker writes a line, exits, or is
+// killed (kill closes the output).
+func (p *osProcess) watchReady() <-chan struct{} {
+	p.lookDone = make(chan struct{})
+	go func() {
+		defer close(p.lookDone)
+		var b [1]byte
+		for len(p.prefix) <= len(readyFrame) {
+			n, err := p.out.Read(b[:])
+			if n == 1 {
+				p.prefix = append(p.prefix, b[0])
+				if b[0] == '\n' {
+					break
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+		if bytes.Equal(bytes.TrimSuffix(p.prefix, []byte("\n")), readyFrame) {
+			p.prefix, p.isReady = nil, true
+		}
+	}()
+	return p.lookDone
+}
+
+// ready reports whether the worker announced it had prepared; valid once the channel of
+// watchReady is closed.
+func (p *osProcess) ready() bool               { return p.isReady }
+func (p *osProcess) exited() <-chan exitStatus { return p.exit }
+func (p *osProcess) reaped() <-chan struct{}   { return p.gone }
+func (p *osProcess) id() int                   { return p.pid }
+
+// kill sends SIGKILL to the worker's process group and closes both pipes, so that
+// nothing waits for the process to be reaped.
 func (p *osProcess) kill() {
 	p.mu.Lock()
 	if !p.waited && !p.killed {
@@ -137,6 +206,7 @@ func (p *osProcess) kill() {
 	}
 	p.mu.Unlock()
 	p.in.Close()
+	p.out.Close()
 }
 
 // cpuTime reads the worker's user plus system time from /proc/<pid>/stat.
@@ -150,7 +220,19 @@ func (p *osProcess) cpuTime() (time.Duration, bool) {
 	if err != nil {
 		return 0, false
 	}
-	return parseStatCPU(b)
+	cpu, ok := parseStatCPU(b)
+	return cpu - p.cpuBase, ok
+}
+
+// startRun marks the moment the worker is given its run: the CPU time it spent starting
+// up until now (while idle in a pool) is not charged to the run's compute backstop.
+func (p *osProcess) startRun() {
+	cpu, ok := p.cpuTime()
+	if ok {
+		p.mu.Lock()
+		p.cpuBase += cpu
+		p.mu.Unlock()
+	}
 }
 
 // parseStatCPU extracts utime+stime from a /proc/<pid>/stat line. The kernel reports them

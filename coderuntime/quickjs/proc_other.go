@@ -9,7 +9,7 @@ import (
 
 // startProcess is unavailable: worker processes rely on Linux process controls (parent
 // death signal, RLIMIT_DATA, /proc accounting). Use Config.InProcess elsewhere.
-func startProcess(argv []string, stderr io.Writer, onSpawn func(int)) (process, error) {
+func startProcess(argv []string, stderr io.Writer, onSpawn func(int)) (workerProcess, error) {
 	return nil, errors.New("worker processes are only supported on Linux; use InProcess")
 }
 

@@ -23,6 +23,8 @@ import (
 //
 // worker → host
 //
+//	{"type":"ready"}                         prepared, about to read the start frame (a pool
+//	                                         waits for it; a run drops it)
 //	{"type":"log","text":"…"}
 //	{"type":"call","id":N,"global":"…","name":"…","args":<json>}
 //	{"type":"output-limit"}                  the worker's own ledger overflowed

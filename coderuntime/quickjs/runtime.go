@@ -11,6 +11,12 @@
 // each call id is answered at most once, unknown binding names are refused, nothing is
 // accepted after completion) and kills the whole process group when the run settles.
 //
+// Starting a worker (exec, the Go runtime, a QuickJS VM and the prelude) costs far more than
+// a small program, so with Config.Pool the runtime starts workers ahead of demand: each
+// prepares its VM and prelude, announces it with a ready frame and waits for its start
+// frame; a run takes one and a replacement starts in the background. Every worker still
+// serves exactly one run.
+//
 // A program embedding this backend must route the hidden argument to WorkerMain:
 //
 //	func main() {
@@ -50,6 +56,7 @@ package quickjs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -85,6 +92,12 @@ type Config struct {
 	// InProcess runs programs in a goroutine of this process instead of a worker process,
 	// without process containment. Only for trusted programs and tests.
 	InProcess bool `json:"-"`
+	// Pool is how many worker processes the runtime keeps started ahead of demand, from 0
+	// to MaxPool. Each is used for exactly one run, so every run still gets a fresh
+	// process; a run takes an idle one instead of waiting for a worker to start, and a
+	// replacement starts in the background. New starts them at once and Close stops them.
+	// 0 starts each worker when its run begins. Ignored with InProcess.
+	Pool int `json:"-"`
 	// Stderr, when set, receives the first 64 KiB of each worker's standard error.
 	Stderr io.Writer `json:"-"`
 }
@@ -99,6 +112,8 @@ type Runtime struct {
 	disposed bool
 	closing  chan struct{}
 	runs     sync.WaitGroup
+	reaps    sync.WaitGroup // killed workers not reaped yet
+	pool     *pool          // nil without Config.Pool
 
 	// onSpawn, when set (tests), is called with each worker's process id.
 	onSpawn func(pid int)
@@ -125,12 +140,20 @@ var _ coderuntime.Runtime = (*Runtime)(nil)
 // New validates cfg, fills in defaults and returns a Runtime. The error messages are those
 // of docs/behaviour.md §10.8, e.g. "config.computeMs must be a positive number, got -1".
 func New(cfg Config) (*Runtime, error) {
+	return newWithSpawnHook(cfg, nil)
+}
+
+// newWithSpawnHook is New with the onSpawn hook set before any worker starts (tests).
+func newWithSpawnHook(cfg Config, onSpawn func(pid int)) (*Runtime, error) {
+	if cfg.Pool < 0 || cfg.Pool > MaxPool {
+		return nil, fmt.Errorf("quickjs: config.pool must be an integer from 0 to %d, got %d", MaxPool, cfg.Pool)
+	}
 	lim, err := coderuntime.Limits{ComputeMs: cfg.ComputeMs, MaxWallMs: cfg.MaxWallMs, MaxOutputBytes: cfg.MaxOutputBytes, MaxHeapMB: cfg.MaxHeapMB}.Resolve()
 	if err != nil {
 		return nil, err
 	}
 	cfg.ComputeMs, cfg.MaxWallMs, cfg.MaxOutputBytes, cfg.MaxHeapMB = lim.ComputeMs, lim.MaxWallMs, lim.MaxOutputBytes, lim.MaxHeapMB
-	r := &Runtime{cfg: cfg, closing: make(chan struct{}), wallTimer: realTimer, graceTimer: realTimer, busyClock: time.Now}
+	r := &Runtime{cfg: cfg, closing: make(chan struct{}), wallTimer: realTimer, graceTimer: realTimer, busyClock: time.Now, onSpawn: onSpawn}
 	if !cfg.InProcess {
 		r.command = cfg.WorkerCommand
 		if len(r.command) == 0 {
@@ -140,8 +163,49 @@ func New(cfg Config) (*Runtime, error) {
 			}
 			r.command = []string{exe, WorkerArg}
 		}
+		if cfg.Pool > 0 {
+			r.pool = newPool(cfg.Pool, r.startWorker)
+		}
 	}
 	return r, nil
+}
+
+// ErrNoPool is what WaitReady reports for a runtime that keeps no workers ahead of demand.
+var ErrNoPool = errors.New("quickjs: the runtime keeps no workers started ahead (Config.Pool is 0 or InProcess is set)")
+
+// WaitReady waits until the next run will take a worker that has already prepared (its
+// VM made and its prelude evaluated): for a program that wants its first run_code to be as
+// fast as the later ones, and for benchmarks. It fails with ErrNoPool without a pool, with
+// the context's error when ctx ends first, and when the pool has no worker to offer (its
+// workers keep dying, or the runtime is closed).
+func (r *Runtime) WaitReady(ctx context.Context) error {
+	if r.pool == nil {
+		return ErrNoPool
+	}
+	if r.pool.waitReady(ctx.Done()) {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.New("quickjs: no worker of the pool became ready (it died before preparing, or the runtime is closed)")
+}
+
+// startWorker starts a worker process.
+func (r *Runtime) startWorker() (workerProcess, error) {
+	return startProcess(r.command, r.cfg.Stderr, r.onSpawn)
+}
+
+// worker returns the worker process for one run: an idle one from the pool, or one
+// started now.
+func (r *Runtime) worker() (workerProcess, error) {
+	if r.pool != nil {
+		if p := r.pool.take(); p != nil {
+			p.startRun()
+			return p, nil
+		}
+	}
+	return r.startWorker()
 }
 
 // Language reports "typescript".
@@ -155,23 +219,33 @@ func (r *Runtime) Isolation() string {
 	return "process"
 }
 
-// Close aborts every in-flight run with "runtime disposed", waits until their workers and
-// binding calls have stopped, and makes later runs fail with coderuntime.ErrDisposed.
-// Close is idempotent.
+// Close aborts every in-flight run with "runtime disposed", kills the idle workers of the
+// pool, waits until every worker process has been reaped and every binding call has
+// returned, and makes later runs fail with coderuntime.ErrDisposed. Close is idempotent.
 func (r *Runtime) Close() error {
 	r.mu.Lock()
 	if !r.disposed {
 		r.disposed = true
 		close(r.closing)
+		if r.pool != nil {
+			r.pool.close()
+		}
 	}
 	r.mu.Unlock()
 	r.runs.Wait()
+	if r.pool != nil {
+		r.pool.wait()
+	}
+	r.reaps.Wait()
 	return nil
 }
 
-// Run executes one program; see coderuntime.Runtime. It returns only after the worker has
-// exited and every binding call it started has returned (their context is cancelled when
-// the run settles).
+// Run executes one program; see coderuntime.Runtime. It returns only after every binding
+// call it started has returned (their context is cancelled when the run settles) and the
+// worker is stopped: its process group killed (SIGKILL) and its pipes closed, or, in
+// process, its goroutine ended. Reaping the killed process — the kernel tearing down its
+// address space, which on a loaded machine takes longer than the whole run — finishes in
+// the background; Close waits for it.
 func (r *Runtime) Run(ctx context.Context, req coderuntime.Request) (coderuntime.Result, error) {
 	r.mu.Lock()
 	if r.disposed {

@@ -69,15 +69,20 @@ func TestDescriptors(t *testing.T) {
 
 // Both modes run the same engine; the behaviour tests run against each.
 func forEachMode(t *testing.T, cfg Config, f func(t *testing.T, rt *Runtime)) {
-	for _, inProcess := range []bool{false, true} {
-		name := "process"
-		if inProcess {
-			name = "in-process"
-		}
-		t.Run(name, func(t *testing.T) {
+	modes := []struct {
+		name      string
+		inProcess bool
+		pool      int
+	}{
+		{"process", false, 0},
+		{"pool", false, 1}, // worker processes started ahead of their runs
+		{"in-process", true, 0},
+	}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			c := cfg
-			c.InProcess = inProcess
+			c.InProcess, c.Pool = m.inProcess, m.pool
 			f(t, newRuntime(t, c))
 		})
 	}

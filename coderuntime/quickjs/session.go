@@ -104,7 +104,7 @@ func (s *session) run(code string, positions []byte) coderuntime.Result {
 	if s.rt.cfg.InProcess {
 		proc = startInProcess(s.rt.busyClock)
 	} else {
-		proc, err = startProcess(s.rt.command, s.rt.cfg.Stderr, s.rt.onSpawn)
+		proc, err = s.rt.worker()
 		if err != nil {
 			return s.ledger.Failure(nil, coderuntime.Failure{Kind: coderuntime.FailureWorkerExit, Message: "worker error: " + err.Error()})
 		}
@@ -123,21 +123,33 @@ func (s *session) run(code string, positions []byte) coderuntime.Result {
 		s.write(proc.stdin(), append(startBytes, '\n'))
 	}()
 
-	s.loop(proc, frames)
+	pending := s.loop(proc, frames)
 
-	// Settled: stop everything, then wait for every goroutine of this run.
+	// Settled: stop everything, then wait for every goroutine of this run. A worker process
+	// was killed and its pipes closed; the kernel reaps it in the background (Close waits).
 	s.cancel(coderuntime.ErrRunSettled)
 	s.replies.close()
 	proc.kill()
+	if pending {
+		if wp, ok := proc.(workerProcess); ok {
+			s.rt.reaps.Add(1)
+			go func() {
+				defer s.rt.reaps.Done()
+				<-wp.reaped()
+			}()
+		} else {
+			<-proc.exited()
+		}
+	}
 	wg.Wait()
 	proc.stdout().Close()
 	s.calls.Wait()
 	return *s.result
 }
 
-// loop handles worker frames and run events until the run settles. It returns with the
-// worker's exit status consumed (the worker has exited or was killed).
-func (s *session) loop(proc process, frames <-chan inbound) {
+// loop handles worker frames and run events until the run settles, then kills the worker.
+// It reports whether the worker's exit status is still to come.
+func (s *session) loop(proc process, frames <-chan inbound) (pending bool) {
 	wall, stopWall := s.rt.wallTimer(time.Duration(s.rt.cfg.MaxWallMs * float64(time.Millisecond)))
 	defer stopWall()
 	var cpuTick <-chan time.Time
@@ -202,9 +214,7 @@ func (s *session) loop(proc process, frames <-chan inbound) {
 		}
 	}
 	proc.kill()
-	if exited != nil {
-		<-exited
-	}
+	return exited != nil
 }
 
 func (s *session) computeTimeout() coderuntime.Result {

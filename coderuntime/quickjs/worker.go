@@ -53,6 +53,23 @@ const maxStartFrame = 1 << 30
 // is a dedicated worker process (which may set process limits and need not wait for its
 // input reader). now is the clock that measures busy time (time.Now outside tests).
 func runWorker(in io.Reader, out io.Writer, process bool, now func() time.Time) int {
+	// Everything that does not depend on the program — a fresh VM, the host functions, the
+	// evaluated prelude — is made before the start frame is read, so that a worker started
+	// ahead of its run (Config.Pool) has done it by the time the program arrives.
+	w := &worker{
+		timerIDs: map[int]uint64{},
+		inbox:    newInbox(),
+		process:  process,
+		now:      now,
+	}
+	prepErr := w.prepare()
+	defer w.release()
+	// Tell the host the worker is ready for its program (a pool waits for this line; a run
+	// drops it). Written directly: the frame writer starts with the run.
+	if _, err := out.Write([]byte("{\"type\":\"ready\"}\n")); err != nil {
+		return 3
+	}
+
 	fr := newFrameReader(in, maxStartFrame)
 	line, err := fr.next()
 	if err != nil {
@@ -62,21 +79,20 @@ func runWorker(in io.Reader, out io.Writer, process bool, now func() time.Time) 
 	if err := json.Unmarshal(line, &start); err != nil || start.Type != "start" {
 		return 3
 	}
+	if prepErr != nil {
+		if w.process {
+			fmt.Fprintln(os.Stderr, "quickjs worker:", prepErr)
+		}
+		return 4
+	}
 	if process && start.Limits.DataLimitBytes > 0 && !raceEnabled {
 		// Best effort: a failure leaves the QuickJS memory limit as the only heap cap.
 		_ = setDataLimit(start.Limits.DataLimitBytes)
 	}
-
-	w := &worker{
-		limits:    start.Limits,
-		ledger:    coderuntime.NewLedger(int(start.Limits.MaxOutputBytes)),
-		remaining: time.Duration(start.Limits.ComputeMs * float64(time.Millisecond)),
-		out:       newFrameWriter(out),
-		timerIDs:  map[int]uint64{},
-		inbox:     newInbox(),
-		process:   process,
-		now:       now,
-	}
+	w.limits = start.Limits
+	w.ledger = coderuntime.NewLedger(int(start.Limits.MaxOutputBytes))
+	w.remaining = time.Duration(start.Limits.ComputeMs * float64(time.Millisecond))
+	w.out = newFrameWriter(out)
 	w.out.start()
 	defer w.out.stop()
 
@@ -134,6 +150,8 @@ type worker struct {
 	timerIDs map[int]uint64 // armed timer id → its current sequence number
 	timerSeq uint64
 
+	bootFn           qjs.Value // the prelude's boot function, until the program starts
+	haveBoot         bool
 	settleFn, fireFn qjs.Value
 	haveHandles      bool
 
@@ -153,25 +171,61 @@ func (w *worker) interrupt() {
 	w.vmMu.Unlock()
 }
 
-// run executes the program to completion and returns the exit status.
-func (w *worker) run(start startFrame) int {
+// prepare makes the VM, registers the host functions and evaluates the prelude: the
+// part of a run that does not depend on the program.
+func (w *worker) prepare() error {
 	vm, err := qjs.NewVM()
 	if err != nil {
-		return 4
+		return fmt.Errorf("create the VM: %w", err)
 	}
 	w.vmMu.Lock()
 	w.vm = vm
 	w.vmMu.Unlock()
-	defer func() {
-		if w.haveHandles {
-			w.settleFn.Free()
-			w.fireFn.Free()
+	for name, fn := range map[string]any{
+		"__dsh_log":   w.hostLog,
+		"__dsh_call":  w.hostCall,
+		"__dsh_done":  w.hostDone,
+		"__dsh_timer": w.hostTimer,
+		"__dsh_clear": w.hostClearTimer,
+	} {
+		if err := vm.RegisterFunc(name, fn, false); err != nil {
+			return fmt.Errorf("register %s: %w", name, err)
 		}
-		w.vmMu.Lock()
-		w.vm = nil
-		w.vmMu.Unlock()
+	}
+	script := "(() => { const boot = " + preludeJS + "(__dsh_log, __dsh_call, __dsh_done, __dsh_timer, __dsh_clear);\n" +
+		"delete globalThis.__dsh_log; delete globalThis.__dsh_call; delete globalThis.__dsh_done;\n" +
+		"delete globalThis.__dsh_timer; delete globalThis.__dsh_clear; return boot; })()"
+	if w.bootFn, err = vm.EvalValue(script, qjs.EvalGlobal); err != nil {
+		return fmt.Errorf("evaluate the prelude: %w", err)
+	}
+	w.haveBoot = true
+	return nil
+}
+
+// release frees the VM and every handle the worker holds.
+func (w *worker) release() {
+	if w.haveBoot {
+		w.bootFn.Free()
+		w.haveBoot = false
+	}
+	if w.haveHandles {
+		w.settleFn.Free()
+		w.fireFn.Free()
+		w.haveHandles = false
+	}
+	w.vmMu.Lock()
+	vm := w.vm
+	w.vm = nil
+	w.vmMu.Unlock()
+	if vm != nil {
 		vm.Close()
-	}()
+	}
+}
+
+// run executes the program to completion and returns the exit status. The VM is
+// prepared (see prepare).
+func (w *worker) run(start startFrame) int {
+	vm := w.vm
 	if w.closed.Load() {
 		return 0
 	}
@@ -180,7 +234,7 @@ func (w *worker) run(start startFrame) int {
 	}
 	if err := w.boot(start); err != nil {
 		if w.closed.Load() {
-			return 0 // the host went away while the prelude ran
+			return 0 // the host went away while the program started
 		}
 		if w.process {
 			fmt.Fprintln(os.Stderr, "quickjs worker:", err)
@@ -207,28 +261,9 @@ func (w *worker) run(start startFrame) int {
 	return 0
 }
 
-// boot registers the host functions, evaluates the prelude and starts the program.
+// boot starts the program through the prelude's boot function.
 func (w *worker) boot(start startFrame) error {
 	vm := w.vm
-	for name, fn := range map[string]any{
-		"__dsh_log":   w.hostLog,
-		"__dsh_call":  w.hostCall,
-		"__dsh_done":  w.hostDone,
-		"__dsh_timer": w.hostTimer,
-		"__dsh_clear": w.hostClearTimer,
-	} {
-		if err := vm.RegisterFunc(name, fn, false); err != nil {
-			return fmt.Errorf("register %s: %w", name, err)
-		}
-	}
-	script := "(() => { const boot = " + preludeJS + "(__dsh_log, __dsh_call, __dsh_done, __dsh_timer, __dsh_clear);\n" +
-		"delete globalThis.__dsh_log; delete globalThis.__dsh_call; delete globalThis.__dsh_done;\n" +
-		"delete globalThis.__dsh_timer; delete globalThis.__dsh_clear; return boot; })()"
-	bootFn, err := vm.EvalValue(script, qjs.EvalGlobal)
-	if err != nil {
-		return fmt.Errorf("evaluate the prelude: %w", err)
-	}
-	defer bootFn.Free()
 	ns, err := json.Marshal(start.Namespaces)
 	if err != nil {
 		return err
@@ -240,7 +275,7 @@ func (w *worker) boot(start startFrame) error {
 	var handle qjs.Value
 	var bootErr error
 	w.enter(func() error {
-		handle, bootErr = bootFn.CallValue(qjs.UndefinedValue, start.Program, string(ns), string(positions))
+		handle, bootErr = w.bootFn.CallValue(qjs.UndefinedValue, start.Program, string(ns), string(positions))
 		return bootErr
 	})
 	if bootErr != nil {
