@@ -149,7 +149,7 @@ func connectInMemory(t *testing.T, s *mcp.Server, opts *sdk.ClientOptions) *sdk.
 	t.Cleanup(func() {
 		cs.Close()
 		cancel()
-		testwait.Recv(t, served, "the server to stop serving")
+		<-served // the test's context has ended: testwait cannot bound a cleanup
 	})
 	return cs
 }

@@ -154,7 +154,7 @@ type family struct {
 	start  uint64  // the leader's start time: no descendant started earlier
 
 	mu   sync.Mutex
-	seen map[int]bool // every pid once found to be a member
+	seen map[int]uint64 // every process once found to be a member: pid → start time
 }
 
 // member reports whether e belongs to the command. inCg is the cgroup's member list.
@@ -166,10 +166,12 @@ func (f *family) member(e procEntry, inCg map[int]bool) bool {
 		return true
 	}
 	f.mu.Lock()
-	seen := f.seen[e.pid]
+	start, seen := f.seen[e.pid]
 	f.mu.Unlock()
-	if seen && !e.live() {
-		return true // a zombie no longer shows its environment
+	if seen && start == e.start {
+		// The same process (a recycled pid starts later): a zombie no longer shows its
+		// environment, nor does a process on its way out that has left its cgroup.
+		return true
 	}
 	// Only a process started after the command can descend from it; reading the
 	// environment of the others would cost most of a scan.
@@ -194,9 +196,9 @@ func (f *family) members() (live []int, zombies []int, ok bool) {
 		}
 		f.mu.Lock()
 		if f.seen == nil {
-			f.seen = map[int]bool{}
+			f.seen = map[int]uint64{}
 		}
-		f.seen[e.pid] = true
+		f.seen[e.pid] = e.start
 		f.mu.Unlock()
 		switch {
 		case e.live():
@@ -218,10 +220,15 @@ func (f *family) members() (live []int, zombies []int, ok bool) {
 }
 
 // alive reports whether any process of the command is alive. With a cgroup, an empty cgroup
-// and an empty process group settle it without scanning the process table. When /proc
-// cannot be read it falls back to the process group alone.
+// and an empty process group settle it without scanning the process table, unless members
+// were found before: a process leaves its cgroup early on its way out, before it is a
+// zombie this process can reap, so those are watched until they are. When /proc cannot be
+// read it falls back to the process group alone.
 func (f *family) alive() bool {
-	if f.cg != nil && !f.cg.populated() && errors.Is(syscall.Kill(-f.pgid, 0), syscall.ESRCH) {
+	f.mu.Lock()
+	seen := len(f.seen) > 0
+	f.mu.Unlock()
+	if !seen && f.cg != nil && !f.cg.populated() && errors.Is(syscall.Kill(-f.pgid, 0), syscall.ESRCH) {
 		return false
 	}
 	live, _, ok := f.members()
