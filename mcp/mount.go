@@ -247,9 +247,12 @@ func (m *Mount) supervise(first chan<- error) {
 	}
 }
 
+// setState moves the mount to s, unless it was closed: a closed mount stays closed.
 func (m *Mount) setState(s State) {
 	m.mu.Lock()
-	m.state = s
+	if m.state != StateClosed {
+		m.state = s
+	}
 	m.mu.Unlock()
 }
 
@@ -334,7 +337,6 @@ func (m *Mount) backoff(lost bool) bool {
 	if attempt > p.MaxAttempts {
 		undo = m.unregister
 		m.unregister, m.tools = nil, nil
-		m.state = StateFailed
 	} else {
 		m.state = StateReconnecting
 	}
@@ -344,6 +346,9 @@ func (m *Mount) backoff(lost bool) bool {
 			u()
 		}
 		m.log.Error(fmt.Sprintf("%s: giving up after %d consecutive failed reconnect attempts — tools unregistered; close and mount the server again to reconnect", m.label, p.MaxAttempts))
+		// Failed is reported last, once the tools are gone and the reason is logged, so
+		// whoever sees the state sees its consequences too.
+		m.setState(StateFailed)
 		<-m.ctx.Done()
 		return false
 	}
