@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,33 +40,83 @@ func mcpError(code, format string, args ...any) *tool.Error {
 
 // listed is one tool of a fetched tool list.
 type listed struct {
-	info ToolInfo
-	def  *tool.Definition
+	info    ToolInfo
+	def     *tool.Definition
+	listing string // the server's entry for the tool, as canonical JSON
+}
+
+// toolSlot is what one registered MCP tool runs: the body of the generation that listed it
+// last. A tool the next sync lists unchanged keeps its registration and only gets the new
+// body, so a call made during the sync never finds it missing.
+type toolSlot struct {
+	listing string
+	body    atomic.Pointer[func(context.Context, *tool.Call) (any, error)]
+}
+
+func (t *toolSlot) execute(ctx context.Context, call *tool.Call) (any, error) {
+	return (*t.body.Load())(ctx, call)
 }
 
 // sync runs the two-phase tool sync of docs/behaviour.md §13 on gen: fetch every page and build the next
 // generation of definitions (a failure leaves the registered generation alone), then swap
-// (a registration conflict rolls the whole new generation back). A conflict is returned only
-// for the startup sync of a failOnStartupError server; otherwise it is logged.
+// (a registration conflict rolls the whole new generation back). A tool listed exactly as
+// before stays registered throughout and runs on gen from then on; the others are
+// unregistered and registered anew. A conflict is returned only for the startup sync of a
+// failOnStartupError server; otherwise it is logged.
 func (m *Mount) sync(gen *generation, startup bool) error {
 	next, err := m.fetch(gen)
 	if err != nil {
 		return err
 	}
 	m.mu.Lock()
-	old := m.unregister
-	m.unregister, m.tools = nil, nil
+	oldUndo, oldTools, oldSlots := m.unregister, m.tools, m.slots
+	m.unregister, m.tools, m.slots = nil, nil, nil
 	m.mu.Unlock()
-	for _, u := range old {
-		u()
+
+	// A tool listed exactly as before keeps its registration and runs on gen from now on;
+	// the rest of the old generation goes.
+	listing := make(map[string]string, len(next))
+	for _, t := range next {
+		listing[t.info.Name] = t.listing
 	}
+	kept := make(map[string]int, len(oldTools)) // name -> index in the old generation
+	for i, info := range oldTools {
+		if l, ok := listing[info.Name]; ok && l == oldSlots[i].listing {
+			kept[info.Name] = i
+		} else {
+			oldUndo[i]()
+		}
+	}
+	for _, t := range next {
+		if i, ok := kept[t.info.Name]; ok {
+			body := t.def.Execute
+			oldSlots[i].body.Store(&body)
+		}
+	}
+
 	undo := make([]func(), 0, len(next))
 	infos := make([]ToolInfo, 0, len(next))
+	slots := make([]*toolSlot, 0, len(next))
+	var fresh []func() // what this sync registered, rolled back on a conflict
 	for _, t := range next {
-		u, err := m.host.scope.Register(t.def)
+		body := t.def.Execute
+		if i, ok := kept[t.info.Name]; ok {
+			undo = append(undo, oldUndo[i])
+			infos = append(infos, t.info)
+			slots = append(slots, oldSlots[i])
+			continue
+		}
+		slot := &toolSlot{listing: t.listing}
+		slot.body.Store(&body)
+		def := *t.def
+		def.Execute = slot.execute
+		u, err := m.host.scope.Register(&def)
 		if err != nil {
-			for _, u := range undo {
+			for _, u := range fresh {
 				u()
+			}
+			for _, i := range kept {
+				oldUndo[i]()
 			}
 			m.log.Error(fmt.Sprintf("%s: tool registration failed, no tools registered: %v", m.label, err))
 			if startup && m.cfg.FailOnStartupError {
@@ -73,11 +124,13 @@ func (m *Mount) sync(gen *generation, startup bool) error {
 			}
 			return nil
 		}
+		fresh = append(fresh, u)
 		undo = append(undo, u)
 		infos = append(infos, t.info)
+		slots = append(slots, slot)
 	}
 	m.mu.Lock()
-	m.unregister, m.tools = undo, infos
+	m.unregister, m.tools, m.slots = undo, infos, slots
 	m.mu.Unlock()
 	return nil
 }
@@ -191,7 +244,11 @@ func (m *Mount) toolOf(gen *generation, v any) (listed, error) {
 		Execute: m.executor(gen, raw, taskRequired),
 	}
 	info := ToolInfo{Name: public, RawName: raw, Description: desc, TaskRequired: taskRequired, Annotations: annotationsOf(get(o, "annotations"))}
-	return listed{info: info, def: def}, nil
+	listing, err := jsonv.Marshal(o)
+	if err != nil {
+		return listed{}, fmt.Errorf("tool %q: %w", raw, err)
+	}
+	return listed{info: info, def: def, listing: string(listing)}, nil
 }
 
 // outputSchema is the canonical value's schema: a closed object with the content array and,

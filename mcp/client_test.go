@@ -289,10 +289,24 @@ func TestUptimeResetsTheAttemptBudget(t *testing.T) {
 func TestToolListChangedResyncs(t *testing.T) {
 	e := newEnv(t, mcp.Options{})
 	m := e.mount("bad", badConfig())
+	// A re-sync touches only what changed: the tools listed as before stay registered
+	// throughout, so a call racing the re-sync never finds them missing.
+	var mu sync.Mutex
+	var changes []string
+	defer e.reg.OnChange(func(c tool.Change) error {
+		mu.Lock()
+		defer mu.Unlock()
+		changes = append(changes, string(c.Kind)+" "+c.Name)
+		return nil
+	})()
+	changed := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(changes) }
 	if res := e.call(context.Background(), "mcp__bad__add_tool", `{"name":"fresh"}`); res.IsError {
 		t.Fatal(res.Error)
 	}
 	eventually(t, "the new tool", func() bool { return e.reg.Get("mcp__bad__fresh", nil) != nil })
+	if got, want := changed(), []string{string(tool.ChangeRegistered) + " mcp__bad__fresh"}; !slices.Equal(got, want) {
+		t.Errorf("registry changes of the re-sync that added a tool = %q, want %q", got, want)
+	}
 	if res := e.call(context.Background(), "mcp__bad__fresh", `{}`); res.IsError || text(t, res) != "called fresh" {
 		t.Fatalf("fresh: %+v", res)
 	}
@@ -300,6 +314,9 @@ func TestToolListChangedResyncs(t *testing.T) {
 		t.Fatal(res.Error)
 	}
 	eventually(t, "echo to go", func() bool { return e.reg.Get("mcp__bad__echo", nil) == nil })
+	if got, want := changed()[1:], []string{string(tool.ChangeUnregistered) + " mcp__bad__echo"}; !slices.Equal(got, want) {
+		t.Errorf("registry changes of the re-sync that removed a tool = %q, want %q", got, want)
+	}
 	if slices.ContainsFunc(m.Tools(), func(ti mcp.ToolInfo) bool { return ti.RawName == "echo" }) {
 		t.Errorf("Tools() still lists echo")
 	}

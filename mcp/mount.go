@@ -60,8 +60,9 @@ type Mount struct {
 	gen         *generation // the live generation, nil while down
 	tools       []ToolInfo
 	unregister  []func()
-	attempts    int       // consecutive failed attempts in the current outage
-	connectedAt time.Time // when the live generation finished its first sync
+	slots       []*toolSlot // parallel to tools: what each registration runs
+	attempts    int         // consecutive failed attempts in the current outage
+	connectedAt time.Time   // when the live generation finished its first sync
 
 	closeOnce sync.Once
 	settled   chan struct{} // closed when the first connection attempt has ended
@@ -168,7 +169,7 @@ func (m *Mount) Close() error {
 		<-m.done
 		m.mu.Lock()
 		undo := m.unregister
-		m.unregister, m.tools = nil, nil
+		m.unregister, m.tools, m.slots = nil, nil, nil
 		m.state = StateClosed
 		m.mu.Unlock()
 		for _, u := range undo {
@@ -336,7 +337,7 @@ func (m *Mount) backoff(lost bool) bool {
 	var undo []func()
 	if attempt > p.MaxAttempts {
 		undo = m.unregister
-		m.unregister, m.tools = nil, nil
+		m.unregister, m.tools, m.slots = nil, nil, nil
 	} else {
 		m.state = StateReconnecting
 	}
