@@ -76,6 +76,8 @@ func commands() []command {
 		{name: "session", summary: "list sessions (ls) or render one from its log (show ID)", run: runSession},
 		{name: "mcp", summary: "serve the governed tools over MCP (serve) or list the configured servers (ls)", run: runMCP},
 		{name: "config", summary: "print the effective configuration and where each value came from", run: runConfig},
+		{name: "worker", summary: "serve durable sessions' model and tool activities on a Temporal task queue", run: runWorker},
+		{name: "approve", summary: "answer a durable session's pending approval (--temporal HOST:PORT SESSION CALL yes|no)", run: runApproveTemporal},
 	}
 }
 

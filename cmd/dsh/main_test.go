@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("DSH_TEST_AS_DSH") == "1" {
 		os.Exit(mainArgs(os.Args[1:]))
 	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+	goleak.VerifyTestMain(stopsTemporal{m}, goleak.Cleanup(func(code int) {
 		if builtDir != "" {
 			os.RemoveAll(builtDir)
 		}
@@ -111,4 +111,19 @@ func mustContain(t *testing.T, what, s string, wants ...string) {
 			t.Errorf("%s lacks %q:\n%s", what, w, s)
 		}
 	}
+}
+
+// stopsTemporal runs the tests, then stops the Temporal dev server if one was started, so
+// that neither it nor its goroutines outlive the tests.
+type stopsTemporal struct{ m *testing.M }
+
+func (s stopsTemporal) Run() int {
+	code := s.m.Run()
+	if err := temporalServer.Stop(); err != nil {
+		os.Stderr.WriteString("stop the Temporal dev server: " + err.Error() + "\n")
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
 }
