@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dsh-go/dsh/durable"
 	"github.com/dsh-go/dsh/llm/script"
@@ -208,3 +209,5 @@ func text(r session.ToolResult) string {
 }
 
 var errTest = errors.New("test")
+
+func testNow() time.Time { return time.Now() }
