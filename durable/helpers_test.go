@@ -2,7 +2,6 @@ package durable_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/durable"
+	"github.com/dsh-go/dsh/llm"
 	"github.com/dsh-go/dsh/llm/script"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
@@ -35,6 +35,7 @@ type fixture struct {
 	store *session.Store
 	dir   string // the workspace
 	reg   *tool.Registry
+	model llm.Model
 
 	mu      sync.Mutex
 	runs    map[string]int // body runs per tool name
@@ -42,7 +43,7 @@ type fixture struct {
 	release chan struct{}  // closes to let gate bodies return
 }
 
-func newFixture(t *testing.T, replies []script.Reply, cfg func(*durable.HostConfig)) *fixture {
+func newFixture(t testing.TB, replies []script.Reply, cfg func(*durable.HostConfig)) *fixture {
 	t.Helper()
 	f := &fixture{dir: t.TempDir(), runs: map[string]int{}, started: make(chan string, 16), release: make(chan struct{})}
 	reg, err := tool.NewRegistry(tool.Config{})
@@ -113,6 +114,7 @@ func newFixture(t *testing.T, replies []script.Reply, cfg func(*durable.HostConf
 	if cfg != nil {
 		cfg(&hc)
 	}
+	f.model = hc.Model
 	f.host, err = durable.NewHost(hc)
 	if err != nil {
 		t.Fatal(err)
@@ -207,7 +209,5 @@ func text(r session.ToolResult) string {
 	}
 	return b.String()
 }
-
-var errTest = errors.New("test")
 
 func testNow() time.Time { return time.Now() }
