@@ -45,6 +45,10 @@ type HostConfig struct {
 	// SpillThreshold is the encoded result size above which a result passes by reference
 	// (default DefaultSpillThreshold).
 	SpillThreshold int
+	// KeepApprover leaves the registry's own approval service in place (one that answers
+	// by policy, such as full-auto's); by default the host installs the workflow's, which
+	// waits for an UpdateApprove answer.
+	KeepApprover bool
 	// HeartbeatInterval is how often a running tool activity reports that it is alive, and
 	// so how soon it learns of a cancellation (default one second).
 	HeartbeatInterval time.Duration
@@ -78,7 +82,9 @@ func NewHost(cfg HostConfig) (*Host, error) {
 		scope = cfg.Registry.NewScope("durable", nil)
 	}
 	h := &Host{cfg: cfg, scope: scope, logs: map[string]*session.FileLog{}}
-	cfg.Registry.SetApprover(workflowApprover{})
+	if !cfg.KeepApprover {
+		cfg.Registry.SetApprover(workflowApprover{})
+	}
 	return h, nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-go/dsh/agent"
 	"github.com/dsh-go/dsh/durable"
+	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/tool"
 )
 
@@ -22,6 +23,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	workspace := fs.String("workspace", e.cwd, "the workspace the file and shell tools are confined to")
 	scriptFile := fs.String("script", "", "answer model requests with the assistant replies of this JSONL script instead of calling a model")
 	maxTokens := fs.Int("max-tokens", 0, "cap on each reply's tokens (0: the server's default)")
+	preset := approvalFlag(fs)
 	cf := addConfigFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -32,6 +34,9 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	}
 	if *tf.addr == "" || *queue == "" {
 		return &usageError{"dsh worker needs --temporal HOST:PORT and --queue NAME"}
+	}
+	if err := checkApproval(*preset); err != nil {
+		return err
 	}
 	ws, err := workspaceDir(*workspace)
 	if err != nil {
@@ -49,13 +54,14 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: tool.ModeNative, Config: c.Config, NoMCP: true, Stderr: e.stderr})
+	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: tool.ModeNative, Config: c.Config, NoMCP: true, Stderr: e.stderr, Approval: *preset})
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
 	host, err := durable.NewHost(durable.HostConfig{
 		Registry: rt.reg, Store: store, Results: filepath.Join(store.Root(), "durable-results"),
+		KeepApprover: *preset == approval.PresetFullAuto,
 		Model: model, System: agent.BasePrompt + "\n\nThe workspace is " + ws + ".", MaxTokens: *maxTokens,
 	})
 	if err != nil {
