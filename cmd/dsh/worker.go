@@ -62,7 +62,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	host, err := durable.NewHost(durable.HostConfig{
 		Registry: rt.reg, Store: store, Results: filepath.Join(store.Root(), "durable-results"),
 		KeepApprover: *preset == approval.PresetFullAuto,
-		Model: model, System: agent.BasePrompt + "\n\nThe workspace is " + ws + ".", MaxTokens: *maxTokens,
+		Model:        model, System: agent.BasePrompt + "\n\nThe workspace is " + ws + ".", MaxTokens: *maxTokens,
 	})
 	if err != nil {
 		return err
