@@ -41,11 +41,12 @@ type fixture struct {
 	runs    map[string]int // body runs per tool name
 	started chan string    // the gate tool's body started (its text)
 	release chan struct{}  // closes to let gate bodies return
+	gateEnd chan struct{}  // a gate body returned
 }
 
 func newFixture(t testing.TB, replies []script.Reply, cfg func(*durable.HostConfig)) *fixture {
 	t.Helper()
-	f := &fixture{dir: t.TempDir(), runs: map[string]int{}, started: make(chan string, 16), release: make(chan struct{})}
+	f := &fixture{dir: t.TempDir(), runs: map[string]int{}, started: make(chan string, 16), release: make(chan struct{}), gateEnd: make(chan struct{}, 16)}
 	reg, err := tool.NewRegistry(tool.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +73,7 @@ func newFixture(t testing.TB, replies []script.Reply, cfg func(*durable.HostConf
 	}
 	gate, err := tool.New("gate", "Wait for the test.", func(ctx context.Context, c *tool.Call, in echoIn) (echoOut, error) {
 		count("gate")
+		defer func() { f.gateEnd <- struct{}{} }()
 		f.started <- in.Text
 		select {
 		case <-f.release:

@@ -358,7 +358,7 @@ func (r *run) batch(ctx workflow.Context, turn, step int, calls []Call, res *Tur
 				for _, s := range group[:started] {
 					if s.future != nil && !s.ready {
 						s := s
-						sel.AddFuture(s.future, func(f workflow.Future) { r.settle(f, s) })
+						sel.AddFuture(s.future, func(f workflow.Future) { r.settle(ctx, f, s) })
 					}
 				}
 				sel.Select(ctx)
@@ -423,10 +423,10 @@ func (r *run) start(ctx workflow.Context, turn, step int, s *slot, mode tool.Exe
 // settle records a finished tool activity's outcome. An activity cancelled before it
 // started is ABORTED_BEFORE_DISPATCH; one whose worker was lost and that may not be retried
 // has an unknown outcome, as after an in-process crash.
-func (r *run) settle(f workflow.Future, s *slot) {
+func (r *run) settle(ctx workflow.Context, f workflow.Future, s *slot) {
 	s.ready = true
 	var o Outcome
-	err := f.Get(nil, &o)
+	err := f.Get(ctx, &o)
 	var cancelled *temporal.CanceledError
 	switch {
 	case err == nil:
