@@ -23,11 +23,19 @@ func addTemporalFlags(fs *flag.FlagSet) temporalFlags {
 	}
 }
 
+// check refuses an address that is not HOST:PORT.
+func (f temporalFlags) check() error {
+	if _, _, err := net.SplitHostPort(*f.addr); err != nil {
+		return &usageError{fmt.Sprintf("--temporal wants HOST:PORT, got %q", *f.addr)}
+	}
+	return nil
+}
+
 // dial connects to the Temporal server the flags name; the SDK's own messages go to the
 // standard error, warnings and errors only.
 func (f temporalFlags) dial(e *env) (client.Client, error) {
-	if _, _, err := net.SplitHostPort(*f.addr); err != nil {
-		return nil, &usageError{fmt.Sprintf("--temporal wants HOST:PORT, got %q", *f.addr)}
+	if err := f.check(); err != nil {
+		return nil, err
 	}
 	logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	c, err := client.Dial(client.Options{HostPort: *f.addr, Namespace: *f.namespace, Logger: logger})

@@ -35,6 +35,9 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	if *tf.addr == "" || *queue == "" {
 		return &usageError{"dsh worker needs --temporal HOST:PORT and --queue NAME"}
 	}
+	if err := tf.check(); err != nil {
+		return err
+	}
 	if err := checkApproval(*preset); err != nil {
 		return err
 	}
