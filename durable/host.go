@@ -353,8 +353,9 @@ func replyOf(seq int64, m content.Message) ModelOutput {
 
 // ToolInput is one admitted tool call.
 type ToolInput struct {
-	SessionID string
-	Call      Call
+	SessionID  string
+	Turn, Step int
+	Call       Call
 }
 
 // Tool runs an admitted call's body with its around- and post-execute stages and returns
@@ -363,7 +364,7 @@ type ToolInput struct {
 // again. While the body runs, the activity heartbeats, so a cancelled workflow cancels the
 // body and the result is ABORTED as in process.
 func (h *Host) Tool(ctx context.Context, in ToolInput) (Outcome, error) {
-	key := resultKey(in.SessionID, in.Call.ID)
+	key := resultKey(in.SessionID, in.Turn, in.Step, in.Call.ID)
 	if o, err := h.loadRef(key); err == nil {
 		return h.reply(key, o)
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -428,9 +429,10 @@ func (h *Host) heartbeat(ctx context.Context) (stop func()) {
 	}
 }
 
-// resultKey is the file name of a call's recorded result.
-func resultKey(sessionID, callID string) string {
-	sum := sha256.Sum256([]byte(sessionID + "\x00" + callID))
+// resultKey is the file name of a call's recorded result: the call id within its session,
+// turn and step (a model may reuse a call id in a later step).
+func resultKey(sessionID string, turn, step int, callID string) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d\x00%s", sessionID, turn, step, callID)))
 	return hex.EncodeToString(sum[:16]) + ".json"
 }
 

@@ -414,9 +414,9 @@ func (r *run) start(ctx workflow.Context, turn, step int, s *slot, mode tool.Exe
 		HeartbeatTimeout:    r.in.HeartbeatTimeout,
 		WaitForCancellation: true,
 		RetryPolicy:         policy,
-		ActivityID:          "tool-" + s.call.ID,
+		ActivityID:          fmt.Sprintf("tool-%d-%d-%s", turn, step, s.call.ID),
 	})
-	s.future = workflow.ExecuteActivity(actx, activityTool, ToolInput{SessionID: r.in.SessionID, Call: s.call})
+	s.future = workflow.ExecuteActivity(actx, activityTool, ToolInput{SessionID: r.in.SessionID, Turn: turn, Step: step, Call: s.call})
 	return nil
 }
 
