@@ -104,6 +104,8 @@ func (w *durableWorld) worker(ws, queue, scriptPath string, extra ...string) *ds
 	args := []string{"worker", "--temporal", w.addr, "--queue", queue}
 	if scriptPath != "" {
 		args = append(args, "--script", scriptPath)
+	} else {
+		args = append(args, "--no-model")
 	}
 	return w.start(ws, append(args, extra...)...)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-go/dsh/agent"
 	"github.com/dsh-go/dsh/durable"
+	"github.com/dsh-go/dsh/llm"
 	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -24,6 +25,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	scriptFile := fs.String("script", "", "answer model requests with the assistant replies of this JSONL script instead of calling a model")
 	maxTokens := fs.Int("max-tokens", 0, "cap on each reply's tokens (0: the server's default)")
 	preset := approvalFlag(fs)
+	noModel := fs.Bool("no-model", false, "serve tool calls only (a workspace's queue): no model, no credentials")
 	cf := addConfigFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -53,9 +55,11 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	model, _, err := newModel(c, *scriptFile, "")
-	if err != nil {
-		return err
+	var model llm.Model
+	if !*noModel {
+		if model, _, err = newModel(c, *scriptFile, ""); err != nil {
+			return err
+		}
 	}
 	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: tool.ModeNative, Config: c.Config, NoMCP: true, Stderr: e.stderr, Approval: *preset})
 	if err != nil {
