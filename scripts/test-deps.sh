@@ -29,3 +29,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 "$(dirname "$0")/npm-deps.sh"
+
+# Temporal: the durable-run tests (package durable, dsh worker) run against a real dev server,
+# the temporal CLI built once into the cache (scripts/temporal.sh install skips it when present).
+"$(dirname "$0")/temporal.sh" install

@@ -76,6 +76,20 @@ func (r *Registry) Execute(ctx context.Context, in Input) *Result {
 // Prepare creates the execution and runs the pre-dispatch stages: argument snapshot, Code
 // Mode collapse, pre-execute hooks, approval and guards (docs/behaviour.md §4.4, §4.5).
 func (r *Registry) Prepare(ctx context.Context, in Input) *Invocation {
+	return r.prepareInput(ctx, in, false)
+}
+
+// PrepareAdmitted is Prepare for a call whose pre-dispatch decision was already made
+// elsewhere, such as a durable workflow that ran this registry's pre-execute hooks,
+// approval and guards before handing the call to a worker: it snapshots and checks the
+// arguments and resolves the definition like Prepare, but runs no pre-execute hook,
+// approver or guard, so the decision is not taken twice. Dispatch and Finalize follow as
+// after Prepare.
+func (r *Registry) PrepareAdmitted(ctx context.Context, in Input) *Invocation {
+	return r.prepareInput(ctx, in, true)
+}
+
+func (r *Registry) prepareInput(ctx context.Context, in Input, admitted bool) *Invocation {
 	root := in.RootCallID
 	if root == "" {
 		root = in.CallID
@@ -124,6 +138,10 @@ func (r *Registry) Prepare(ctx context.Context, in Input) *Invocation {
 	}
 	if ctx.Err() != nil {
 		return inv.final(abortResult(false))
+	}
+	if admitted {
+		inv.stage = stageDispatch
+		return inv
 	}
 	res, post, err := inv.prepare()
 	if err != nil {

@@ -5,15 +5,25 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/dsh-go/dsh/policy/approval"
 )
 
 // runApprove implements "dsh approve SESSION CALL yes|no [--reason TEXT]": it answers a
 // pending approval question of a session running on this machine with --approve-from web,
-// through the approval socket in its session directory.
+// through the approval socket in its session directory, or with --temporal that of a
+// durable session, through its workflow (runApproveTemporal).
 func runApprove(ctx context.Context, e *env, args []string) error {
-	fs := newFlags(e, "approve", "approve [--reason TEXT] [--sessions-dir DIR] SESSION CALL yes|no")
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--temporal" || a == "-temporal" || strings.HasPrefix(a, "--temporal=") || strings.HasPrefix(a, "-temporal=") {
+			return runApproveTemporal(ctx, e, args)
+		}
+	}
+	fs := newFlags(e, "approve", "approve [--reason TEXT] [--sessions-dir DIR] SESSION CALL yes|no   (a durable session: approve --temporal HOST:PORT SESSION CALL yes|no)")
 	reason := fs.String("reason", "", `with "no": why, told to the model with the rejection`)
 	cf := addConfigFlags(fs, "sessions.root")
 	pos, err := parseArgs(fs, args)

@@ -76,9 +76,10 @@ func commands() []command {
 		{name: "call", summary: "run tool calls through the whole pipeline (TOOL 'JSON' …)", run: runCall},
 		{name: "tools", summary: "list the tools the model would see", run: runTools},
 		{name: "session", summary: "list sessions (ls) or render one from its log (show ID)", run: runSession},
-		{name: "approve", summary: "answer a pending approval of a session started with --approve-from web", run: runApprove},
+		{name: "approve", summary: "answer a pending approval of a session started with --approve-from web (or, with --temporal, of a durable session)", run: runApprove},
 		{name: "mcp", summary: "serve the governed tools over MCP (serve) or list the configured servers (ls)", run: runMCP},
 		{name: "config", summary: "print the effective configuration and where each value came from", run: runConfig},
+		{name: "worker", summary: "serve durable sessions' model and tool activities on a Temporal task queue", run: runWorker},
 	}
 }
 

@@ -25,8 +25,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("DSH_TEST_AS_DSH") == "1" {
 		os.Exit(mainArgs(os.Args[1:]))
 	}
-	code := m.Run()
-	// The PostgreSQL server of the store tests stops before the leak check.
+	// The tests run first; the PostgreSQL and Temporal servers they started stop before the
+	// leak check.
+	code := stopsTemporal{m}.Run()
 	if err := pg.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "pgtest:", err)
 		code = 1
@@ -122,4 +123,19 @@ func mustContain(t *testing.T, what, s string, wants ...string) {
 			t.Errorf("%s lacks %q:\n%s", what, w, s)
 		}
 	}
+}
+
+// stopsTemporal runs the tests, then stops the Temporal dev server if one was started, so
+// that neither it nor its goroutines outlive the tests.
+type stopsTemporal struct{ m *testing.M }
+
+func (s stopsTemporal) Run() int {
+	code := s.m.Run()
+	if err := temporalServer.Stop(); err != nil {
+		os.Stderr.WriteString("stop the Temporal dev server: " + err.Error() + "\n")
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
 }

@@ -23,6 +23,11 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "run", `run [flags] "task" | -`)
 	asJSON := fs.Bool("json", false, "print the session events as JSON lines on standard output, then a summary object {\"type\":\"summary\",…}")
 	sf := addSessionFlags(fs, e)
+	tf := addTemporalFlags(fs)
+	queue := fs.String("queue", "", "with --temporal: the task queue of the worker that keeps the session and calls the model")
+	toolQueue := fs.String("tool-queue", "", "with --temporal: the task queue of the worker of the workspace, where the tools run (default --queue)")
+	approvalWait := fs.Duration("approval-timeout", 0, "with --temporal: how long a call waits for an answer before it is denied (default 24h)")
+	heartbeat := fs.Duration("heartbeat-timeout", 0, "with --temporal: how long a silent tool worker is presumed lost (default 10s)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -35,6 +40,10 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		if task, err = readTask(e); err != nil {
 			return err
 		}
+	}
+	if *tf.addr != "" {
+		return runTemporal(ctx, e, durableRun{temporal: tf, queue: *queue, toolQueue: *toolQueue, resume: *sf.resume,
+			workspace: *sf.workspace, task: task, approval: *approvalWait, heartbeat: *heartbeat})
 	}
 	o, err := sf.conversation(e)
 	if err != nil {

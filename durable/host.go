@@ -1,0 +1,481 @@
+package durable
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/llm"
+	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tool"
+)
+
+// HostConfig is what a worker serves.
+type HostConfig struct {
+	// Registry runs the tool calls: its pre-execute hooks, approval and guards run in the
+	// workflow (they must be deterministic: decisions from the call and the configuration
+	// only), its bodies, around- and post-execute stages in the tool activity. Required.
+	Registry *tool.Registry
+	// Scope is the agent scope calls are made for (nil: a new top-level scope).
+	Scope *tool.Scope
+	// Store keeps the session logs; required on a worker that serves session queues.
+	Store session.Store
+	// Results is the directory where tool results are kept by call id (the idempotency
+	// record and the spill store for large results). Workers that share sessions must share
+	// it. Required.
+	Results string
+	// Model answers the model requests; nil means this worker serves tools only.
+	Model llm.Model
+	// System is the system prompt of every model request.
+	System string
+	// MaxTokens caps each reply (0 leaves it to the server).
+	MaxTokens int
+	// SpillThreshold is the encoded result size above which a result passes by reference
+	// (default DefaultSpillThreshold).
+	SpillThreshold int
+	// KeepApprover leaves the registry's own approval service in place (one that answers
+	// by policy, such as full-auto's); by default the host installs the workflow's, which
+	// waits for an UpdateApprove answer.
+	KeepApprover bool
+	// HeartbeatInterval is how often a running tool activity reports that it is alive, and
+	// so how soon it learns of a cancellation (default one second).
+	HeartbeatInterval time.Duration
+}
+
+// Host serves the session workflow and its activities on a Temporal worker.
+type Host struct {
+	cfg   HostConfig
+	scope *tool.Scope
+
+	mu   sync.Mutex
+	logs map[string]session.Writer
+}
+
+// NewHost checks cfg and returns a host; Close closes the session logs it opened.
+func NewHost(cfg HostConfig) (*Host, error) {
+	if cfg.Registry == nil {
+		return nil, errors.New("durable: HostConfig.Registry is required")
+	}
+	if cfg.Results == "" {
+		return nil, errors.New("durable: HostConfig.Results is required")
+	}
+	if cfg.SpillThreshold <= 0 {
+		cfg.SpillThreshold = DefaultSpillThreshold
+	}
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = time.Second
+	}
+	scope := cfg.Scope
+	if scope == nil {
+		scope = cfg.Registry.NewScope("durable", nil)
+	}
+	h := &Host{cfg: cfg, scope: scope, logs: map[string]session.Writer{}}
+	if !cfg.KeepApprover {
+		cfg.Registry.SetApprover(workflowApprover{})
+	}
+	return h, nil
+}
+
+// Registrar is where Register registers: a worker.Worker, or a test environment.
+type Registrar interface {
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
+}
+
+// Register registers the workflow and the activities on w.
+func (h *Host) Register(w Registrar) {
+	w.RegisterWorkflowWithOptions(h.Session, workflow.RegisterOptions{Name: WorkflowName})
+	w.RegisterActivityWithOptions(h.Open, activity.RegisterOptions{Name: activityOpen})
+	w.RegisterActivityWithOptions(h.Append, activity.RegisterOptions{Name: activityAppend})
+	w.RegisterActivityWithOptions(h.Model, activity.RegisterOptions{Name: activityModel})
+	w.RegisterActivityWithOptions(h.Tool, activity.RegisterOptions{Name: activityTool})
+}
+
+// Close flushes and closes every session log the host holds open.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var errs []error
+	for id, l := range h.logs {
+		if err := l.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("durable: close session %q: %w", id, err))
+		}
+		delete(h.logs, id)
+	}
+	return errors.Join(errs...)
+}
+
+// OpenInput is the argument of the open activity.
+type OpenInput struct {
+	SessionID, Workspace string
+}
+
+// OpenOutput reports the log's next seq and last turn.
+type OpenOutput struct {
+	NextSeq int64
+	Turn    int
+}
+
+// Open creates the session log, or opens an existing one for appending, and reports where
+// it stands.
+func (h *Host) Open(ctx context.Context, in OpenInput) (OpenOutput, error) {
+	l, err := h.log(ctx, in.SessionID, in.Workspace, true)
+	if err != nil {
+		return OpenOutput{}, err
+	}
+	out := OpenOutput{NextSeq: int64(l.Len())}
+	for _, e := range l.Events() {
+		if e.Type == session.TypeTurnStart {
+			if p, err := session.DecodeTurnStart(e); err == nil {
+				out.Turn = p.Turn
+			}
+		}
+	}
+	return out, nil
+}
+
+// log returns the open log of a session, opening (or, with create, creating) it.
+func (h *Host) log(ctx context.Context, id, workspace string, create bool) (session.Writer, error) {
+	if h.cfg.Store == nil {
+		return nil, temporal.NewNonRetryableApplicationError("durable: this worker has no session store", "NoStore", nil)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if l, ok := h.logs[id]; ok {
+		return l, nil
+	}
+	l, err := h.cfg.Store.Resume(ctx, id)
+	if errors.Is(err, session.ErrNotFound) && create {
+		l, err = h.cfg.Store.Create(ctx, session.Header{ID: id, Cwd: workspace})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("durable: open session %q: %w", id, err)
+	}
+	h.logs[id] = l
+	return l, nil
+}
+
+// AppendInput is the argument of the append activity: events that must land at seq Expect
+// and after.
+type AppendInput struct {
+	SessionID string
+	Expect    int64
+	Events    []LogEvent
+}
+
+// Append appends events to the session log durably and returns their seqs. It is
+// idempotent: when the log already holds events of the same types at Expect (a retry after
+// a lost reply), it returns their seqs without appending again.
+func (h *Host) Append(ctx context.Context, in AppendInput) ([]int64, error) {
+	l, err := h.log(ctx, in.SessionID, "", false)
+	if err != nil {
+		return nil, err
+	}
+	evs := make([]session.Event, len(in.Events))
+	for i, le := range in.Events {
+		if evs[i], err = h.event(le); err != nil {
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), "BadEvent", nil)
+		}
+	}
+	seqs, err := appendAt(l, in.Expect, evs)
+	if err != nil {
+		return nil, err
+	}
+	return seqs, nil
+}
+
+// appendAt appends evs at seq expect, or returns the seqs of the same events already there.
+func appendAt(l session.Writer, expect int64, evs []session.Event) ([]int64, error) {
+	n := int64(l.Len())
+	seqs := make([]int64, len(evs))
+	if n > expect {
+		have := l.Events()
+		for i, e := range evs {
+			at := expect + int64(i)
+			if at >= n || have[at].Type != e.Type {
+				return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+					"durable: session %q diverged from its workflow: seq %d holds %d events, the workflow expected %d", l.Header().ID, expect, n, expect), "LogDiverged", nil)
+			}
+			seqs[i] = at
+		}
+		return seqs, nil
+	}
+	if n < expect {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"durable: session %q has %d events, the workflow expected %d", l.Header().ID, n, expect), "LogDiverged", nil)
+	}
+	for i, e := range evs {
+		out, err := l.AppendDurable(e)
+		if err != nil {
+			return nil, fmt.Errorf("durable: append %s to session %q: %w", e.Type, l.Header().ID, err)
+		}
+		seqs[i] = out.Seq
+	}
+	return seqs, nil
+}
+
+// event builds the session event of le.
+func (h *Host) event(le LogEvent) (session.Event, error) {
+	switch le.Kind {
+	case session.TypeTurnStart:
+		return session.TurnStart{Turn: le.Turn}.Event(), nil
+	case session.TypeUserMessage:
+		return session.UserMessage{Message: content.Message{Content: content.Texts(le.Text)}}.Event(), nil
+	case session.TypeStepStart:
+		return session.StepStart{Turn: le.Turn, Step: le.Step}.Event(), nil
+	case session.TypeStepEnd:
+		return session.StepEnd{Turn: le.Turn, Step: le.Step}.Event(), nil
+	case session.TypeToolCall:
+		return session.ToolCall{Turn: le.Turn, Step: le.Step, CallID: le.CallID, Name: le.Name, Arguments: le.Args}.Event(), nil
+	case session.TypeApprovalAsked:
+		return session.ApprovalAsked{ID: le.CallID, ToolName: le.Name, CallID: le.CallID, Reason: le.Reason}.Event(), nil
+	case session.TypeApprovalDecided:
+		outcome := string(tool.ApprovalRejected)
+		if le.Approved {
+			outcome = string(tool.ApprovalAllowedOnce)
+		}
+		return session.ApprovalDecided{ID: le.CallID, Outcome: outcome, Feedback: le.Reason}.Event(), nil
+	case session.TypeToolResult:
+		if le.Outcome == nil {
+			return session.Event{}, fmt.Errorf("durable: tool/result of call %q has no outcome", le.CallID)
+		}
+		o := *le.Outcome
+		if o.Ref != "" {
+			var err error
+			if o, err = h.loadRef(o.Ref); err != nil {
+				return session.Event{}, err
+			}
+		}
+		p, err := o.toolResult(le.Turn, le.Step, le.CallID, le.CallSeq)
+		if err != nil {
+			return session.Event{}, err
+		}
+		return p.Event(), nil
+	case session.TypeTurnEnd:
+		r := session.EndReason{Kind: le.Reason, Cause: le.Cause}
+		if le.ErrMessage != "" {
+			r.Error = &session.Failure{Message: le.ErrMessage, Code: le.ErrCode}
+		}
+		return session.TurnEnd{Turn: le.Turn, Reason: r}.Event(), nil
+	default:
+		return session.Event{}, fmt.Errorf("durable: cannot log an event of kind %q", le.Kind)
+	}
+}
+
+// ModelInput asks for one model request of a step; its assistant/message lands at Expect.
+type ModelInput struct {
+	SessionID  string
+	Turn, Step int
+	Expect     int64
+}
+
+// ModelOutput is the step's reply: the calls in model order and the reply's text.
+type ModelOutput struct {
+	Seq   int64
+	Calls []Call
+	Text  string
+}
+
+// Model sends the session's history to the model and appends the reply as the step's
+// assistant/message. A retry after the reply was logged returns the logged reply instead of
+// asking again.
+func (h *Host) Model(ctx context.Context, in ModelInput) (ModelOutput, error) {
+	if h.cfg.Model == nil {
+		return ModelOutput{}, temporal.NewNonRetryableApplicationError("durable: this worker has no model", "NoModel", nil)
+	}
+	l, err := h.log(ctx, in.SessionID, "", false)
+	if err != nil {
+		return ModelOutput{}, err
+	}
+	events := l.Events()
+	if int64(len(events)) > in.Expect {
+		if events[in.Expect].Type != session.TypeAssistantMessage {
+			return ModelOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+				"durable: session %q holds %s at seq %d where the model's reply belongs", in.SessionID, events[in.Expect].Type, in.Expect), "LogDiverged", nil)
+		}
+		p, err := session.DecodeAssistantMessage(events[in.Expect])
+		if err != nil {
+			return ModelOutput{}, err
+		}
+		return replyOf(in.Expect, p.Message), nil
+	}
+	msgs, err := session.DeriveMessages(events)
+	if err != nil {
+		return ModelOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("durable: derive the history of session %q: %v", in.SessionID, err), "BadLog", nil)
+	}
+	schemas, _, err := h.cfg.Registry.WireTools(h.scope)
+	if err != nil {
+		return ModelOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), "BadTools", nil)
+	}
+	req := llm.Request{System: h.cfg.System, Messages: msgs, MaxTokens: h.cfg.MaxTokens, Attachments: l.Attachments()}
+	for _, s := range schemas {
+		req.Tools = append(req.Tools, llm.ToolSchema{Name: s.Name, Description: s.Description, Parameters: s.Parameters, Strict: s.Strict})
+	}
+	resp, err := llm.Generate(ctx, h.cfg.Model, req)
+	if err != nil {
+		var le *llm.Error
+		if errors.As(err, &le) && !le.Retryable() {
+			return ModelOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), le.Code, err)
+		}
+		return ModelOutput{}, err
+	}
+	ev, err := l.AppendDurable(session.AssistantMessage{Turn: in.Turn, Step: in.Step, Message: resp.Message}.Event())
+	if err != nil {
+		return ModelOutput{}, fmt.Errorf("durable: append the reply of turn %d step %d: %w", in.Turn, in.Step, err)
+	}
+	return replyOf(ev.Seq, resp.Message), nil
+}
+
+func replyOf(seq int64, m content.Message) ModelOutput {
+	out := ModelOutput{Seq: seq}
+	for _, b := range m.Content {
+		switch b.Type {
+		case content.TypeToolCall:
+			out.Calls = append(out.Calls, Call{ID: b.ID, Name: b.Name, RawArgs: b.Arguments})
+		case content.TypeText:
+			out.Text += b.Text
+		}
+	}
+	return out
+}
+
+// ToolInput is one admitted tool call.
+type ToolInput struct {
+	SessionID  string
+	Turn, Step int
+	Call       Call
+}
+
+// Tool runs an admitted call's body with its around- and post-execute stages and returns
+// the final result. The call id is the idempotency key: a result already recorded for it
+// (the activity ran before and its reply was lost) is returned without running the body
+// again. While the body runs, the activity heartbeats, so a cancelled workflow cancels the
+// body and the result is ABORTED as in process.
+func (h *Host) Tool(ctx context.Context, in ToolInput) (Outcome, error) {
+	key := resultKey(in.SessionID, in.Turn, in.Step, in.Call.ID)
+	if o, err := h.loadRef(key); err == nil {
+		return h.reply(key, o)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return Outcome{}, err
+	}
+	stop := h.heartbeat(ctx)
+	reg := h.cfg.Registry
+	inv := reg.PrepareAdmitted(ctx, tool.Input{CallID: in.Call.ID, Name: in.Call.Name, Args: reg.ParseArguments(in.Call.RawArgs), OwnArgs: true, Agent: h.scope})
+	if inv.NeedsDispatch() {
+		inv.Dispatch()
+	}
+	res := inv.Finalize()
+	stop()
+	o, err := outcomeOf(res)
+	if err != nil {
+		return Outcome{}, temporal.NewNonRetryableApplicationError(err.Error(), "BadResult", nil)
+	}
+	if err := h.storeRef(key, o); err != nil {
+		return Outcome{}, err
+	}
+	return h.reply(key, o)
+}
+
+// reply returns o inline, or by reference when it is larger than the spill threshold.
+func (h *Host) reply(key string, o Outcome) (Outcome, error) {
+	b, err := json.Marshal(o)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if len(b) > h.cfg.SpillThreshold {
+		return Outcome{IsError: o.IsError, ConcludesTurn: o.ConcludesTurn, Contexts: o.Contexts, Ref: key}, nil
+	}
+	return o, nil
+}
+
+// heartbeat reports the activity alive until the returned function is called.
+func (h *Host) heartbeat(ctx context.Context) (stop func()) {
+	if !activity.IsActivity(ctx) {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(h.cfg.HeartbeatInterval)
+		defer t.Stop()
+		activity.RecordHeartbeat(ctx)
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
+// resultKey is the file name of a call's recorded result: the call id within its session,
+// turn and step (a model may reuse a call id in a later step).
+func resultKey(sessionID string, turn, step int, callID string) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d\x00%s", sessionID, turn, step, callID)))
+	return hex.EncodeToString(sum[:16]) + ".json"
+}
+
+// storeRef records a call's result under key, atomically.
+func (h *Host) storeRef(key string, o Outcome) error {
+	if err := os.MkdirAll(h.cfg.Results, 0o700); err != nil {
+		return fmt.Errorf("durable: result store %q: %w", h.cfg.Results, err)
+	}
+	b, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(h.cfg.Results, key)
+	tmp, err := os.CreateTemp(h.cfg.Results, ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("durable: record result %q: %w", path, err)
+	}
+	_, werr := tmp.Write(b)
+	serr := tmp.Sync()
+	cerr := tmp.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("durable: record result %q: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("durable: record result %q: %w", path, err)
+	}
+	return nil
+}
+
+// loadRef reads a recorded result.
+func (h *Host) loadRef(key string) (Outcome, error) {
+	if filepath.Base(key) != key {
+		return Outcome{}, fmt.Errorf("durable: bad result reference %q", key)
+	}
+	b, err := os.ReadFile(filepath.Join(h.cfg.Results, key))
+	if err != nil {
+		return Outcome{}, err
+	}
+	var o Outcome
+	if err := json.Unmarshal(b, &o); err != nil {
+		return Outcome{}, fmt.Errorf("durable: recorded result %q: %w", key, err)
+	}
+	return o, nil
+}
