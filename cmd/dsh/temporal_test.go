@@ -403,7 +403,7 @@ func TestDurableCommandsRefuseBadUsage(t *testing.T) {
 		{[]string{"worker", "--temporal", "nohost", "--queue", "q"}, "--temporal wants HOST:PORT"},
 		{[]string{"approve", "--temporal", "127.0.0.1:1", "s", "c"}, "want SESSION CALL yes|no"},
 		{[]string{"approve", "--temporal", "127.0.0.1:1", "s", "c", "maybe"}, "the answer must be yes or no"},
-		{[]string{"approve", "s", "c", "yes"}, "needs --temporal HOST:PORT"},
+		{[]string{"approve", "--temporal=127.0.0.1:1", "s", "c"}, "want SESSION CALL yes|no"},
 		{[]string{"run", "--temporal", "127.0.0.1:1", "task"}, "needs --queue NAME"},
 	}
 	for _, c := range cases {

@@ -103,8 +103,11 @@ func (t *Terminal) Prompt(ctx context.Context, q Question) (Reply, error) {
 		return Reply{Outcome: tool.ApprovalUnavailable}, nil
 	default:
 	}
-	t.start.Do(func() { go t.read() })
+	// The question's generation is set before the reader starts: a line the reader takes
+	// from here on belongs to this question (the first question's included), never to the
+	// generation before it.
 	gen := t.gen.Add(1)
+	t.start.Do(func() { go t.read() })
 	if _, err := io.WriteString(t.out, t.format(q)); err != nil {
 		return Reply{}, fmt.Errorf("approval: writing the question: %w", err)
 	}
