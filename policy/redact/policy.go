@@ -221,6 +221,14 @@ func (p *Policy) note(exec *tool.Execution, rep Report, original *string) {
 func (p *Policy) Text(s string) (string, Report) {
 	out, trep := cleantext.Clean(s)
 	out, counts := p.red.String(out)
+	if len(counts) > 0 {
+		// A redaction shortens the text around what the binary heuristic weighs: what is
+		// left may now read as binary data, and must be judged so now, or a second pass
+		// would change it.
+		var again cleantext.Report
+		out, again = cleantext.Clean(out)
+		trep = trep.Add(again)
+	}
 	return out, Report{Secrets: counts, Text: trep}
 }
 
