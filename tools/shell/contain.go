@@ -236,7 +236,49 @@ func (f *family) alive() bool {
 		err := syscall.Kill(-f.pgid, 0)
 		return err == nil || errors.Is(err, syscall.EPERM)
 	}
-	return len(live) > 0
+	return len(live) > 0 || (f.cg == nil && f.undecided())
+}
+
+// undecided reports whether an orphan of this process, or a child of one of the command's
+// processes, shows an empty environment: a process caught in the middle of an exec (a
+// "setsid cmd" the command started, whose shell has exited) cannot be told from a
+// stranger yet, so without a cgroup the command counts as still running until the next
+// scan can tell. A child os/exec started itself (this process holds its pidfd, as for
+// Code Mode workers, which run with an empty environment) is never the command's.
+func (f *family) undecided() bool {
+	entries, ok := readProc()
+	if !ok {
+		return false
+	}
+	self := os.Getpid()
+	var held map[int]bool
+	for _, e := range entries {
+		if !e.live() || e.start < f.start || e.pid == self || e.pgrp == f.pgid {
+			continue
+		}
+		f.mu.Lock()
+		_, parentSeen := f.seen[e.ppid]
+		f.mu.Unlock()
+		if e.ppid != self && !parentSeen {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(e.pid) + "/environ")
+		if err != nil || len(data) > 0 {
+			continue
+		}
+		if e.ppid == self {
+			if held == nil {
+				if held, ok = heldPidfds(); !ok {
+					return false
+				}
+			}
+			if held[e.pid] {
+				continue
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // signal sends sig to the whole command: the process group, every other live member

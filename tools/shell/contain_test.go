@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -187,11 +188,18 @@ func TestBackgroundJobsAreContained(t *testing.T) {
 	reg, _ := setup(t, Config{})
 	marker := uniqueSleep(t)
 	id := startJob(t, reg, nil, "setsid sleep "+marker+" </dev/null >/dev/null 2>&1 & sleep "+marker)
-	// The shell (whose command line holds the marker too) and the two sleeps.
-	testwait.Until(t, "3 processes with "+marker, func() bool { return len(processesWith(marker)) >= 3 })
-	if n := len(processesWith(marker)); n != 3 {
-		t.Fatalf("%d processes started, want 3", n)
-	}
+	// The shell (whose command line holds the marker too) and the two sleeps, both past
+	// their exec (setsid may fork first: its own process holds the marker for a moment).
+	testwait.Until(t, "the shell and 2 sleeps with "+marker, func() bool {
+		pids := processesWith(marker)
+		sleeps := 0
+		for _, pid := range pids {
+			if cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && bytes.HasPrefix(cmdline, []byte("sleep\x00")) {
+				sleeps++
+			}
+		}
+		return len(pids) == 3 && sleeps == 2
+	})
 	call(t, reg, "job_kill", `{"job_id":"`+id+`"}`)
 	got := text(t, call(t, reg, "job_output", `{"job_id":"`+id+`","wait":true}`))
 	if !strings.Contains(got, "[status: killed") {
@@ -307,11 +315,18 @@ func TestGuardKillsOnRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The shell (whose command line holds the marker too) and the two sleeps.
-	testwait.Until(t, "3 processes with "+marker, func() bool { return len(processesWith(marker)) >= 3 })
-	if n := len(processesWith(marker)); n != 3 {
-		t.Fatalf("%d processes started, want 3", n)
-	}
+	// The shell (whose command line holds the marker too) and the two sleeps, both past
+	// their exec (setsid may fork first: its own process holds the marker for a moment).
+	testwait.Until(t, "the shell and 2 sleeps with "+marker, func() bool {
+		pids := processesWith(marker)
+		sleeps := 0
+		for _, pid := range pids {
+			if cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil && bytes.HasPrefix(cmdline, []byte("sleep\x00")) {
+				sleeps++
+			}
+		}
+		return len(pids) == 3 && sleeps == 2
+	})
 	r.guard.close() // what the host's death does: the guard's pipe reaches end of file
 	testwait.Recv(t, p.Done(), "the command to end after the guard was released")
 	assertNoProcess(t, marker)
