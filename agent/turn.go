@@ -424,3 +424,29 @@ func usageValue(u llm.Usage, model string) *jsonv.Object {
 	}
 	return o
 }
+
+// DescribeEnd says in a few words how a turn ended, as the terminal transcript and the
+// session viewer show it.
+func DescribeEnd(r session.EndReason) string {
+	switch r.Kind {
+	case session.EndCompleted:
+		return "completed"
+	case session.EndAborted:
+		if r.Cause != "" && r.Cause != "user" {
+			return "aborted by " + r.Cause
+		}
+		return "aborted"
+	case session.EndError:
+		if r.Error != nil {
+			return fmt.Sprintf("failed: %s (%s)", r.Error.Message, r.Error.Code)
+		}
+		return "failed"
+	case session.EndMaxTokens:
+		return "stopped: a reply hit the token limit"
+	case EndMaxSteps:
+		return "stopped: the step limit was reached"
+	case session.EndInterrupted:
+		return "interrupted (dsh stopped before it ended)"
+	}
+	return "ended: " + r.Kind
+}

@@ -151,7 +151,7 @@ func (r *renderer) event(i int, e session.Event) (item, bool) {
 			return undecodable(i, e, err), true
 		}
 		it.Kind = "turn-end"
-		it.Text = fmt.Sprintf("turn %d %s", p.Turn, describeEnd(p.Reason))
+		it.Text = fmt.Sprintf("turn %d %s", p.Turn, agent.DescribeEnd(p.Reason))
 		it.Bad = p.Reason.Kind != session.EndCompleted
 	case session.TypeWorkspaceMoved:
 		o, _ := e.Data.(*jsonv.Object)
@@ -211,30 +211,6 @@ func describeDecision(p session.ApprovalDecided) (string, bool) {
 	return "? approval " + p.Outcome, true
 }
 
-// describeEnd says how a turn ended, in the terminal's words.
-func describeEnd(r session.EndReason) string {
-	switch r.Kind {
-	case session.EndCompleted:
-		return "completed"
-	case session.EndAborted:
-		if r.Cause != "" && r.Cause != "user" {
-			return "aborted by " + r.Cause
-		}
-		return "aborted"
-	case session.EndError:
-		if r.Error != nil {
-			return fmt.Sprintf("failed: %s (%s)", r.Error.Message, r.Error.Code)
-		}
-		return "failed"
-	case session.EndMaxTokens:
-		return "stopped: a reply hit the token limit"
-	case agent.EndMaxSteps:
-		return "stopped: the step limit was reached"
-	case session.EndInterrupted:
-		return "interrupted (dsh stopped before it ended)"
-	}
-	return "ended: " + r.Kind
-}
 
 // textOf joins the text blocks of a content list and names the others.
 func textOf(blocks []content.Block) string {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/dsh-go/dsh/agent"
 	"github.com/dsh-go/dsh/internal/term"
 	"github.com/dsh-go/dsh/llm"
 	"github.com/dsh-go/dsh/policy/approval"
@@ -176,7 +177,7 @@ func runAgent(ctx context.Context, e *env, ar agentRun) (err error) {
 	case runErr != nil:
 		return runErr
 	case res.Reason.Kind != session.EndCompleted:
-		return fmt.Errorf("the turn did not complete: %s", describeEnd(res.Reason))
+		return fmt.Errorf("the turn did not complete: %s", agent.DescribeEnd(res.Reason))
 	}
 	return nil
 }

@@ -214,7 +214,7 @@ func (t *transcript) event(e session.Event) {
 		}
 		t.prog.reset()
 		t.out.Clear()
-		line := fmt.Sprintf("— turn %d %s", p.Turn, describeEnd(p.Reason))
+		line := fmt.Sprintf("— turn %d %s", p.Turn, agent.DescribeEnd(p.Reason))
 		if p.Reason.Kind == session.EndCompleted {
 			t.print(r.Dim(line) + "\n")
 		} else {
@@ -275,30 +275,6 @@ func (t *transcript) def(name string) *tool.Definition {
 	return t.reg.Get(name, nil)
 }
 
-// describeEnd says how a turn ended, in words.
-func describeEnd(r session.EndReason) string {
-	switch r.Kind {
-	case session.EndCompleted:
-		return "completed"
-	case session.EndAborted:
-		if r.Cause != "" && r.Cause != "user" {
-			return "aborted by " + r.Cause
-		}
-		return "aborted"
-	case session.EndError:
-		if r.Error != nil {
-			return fmt.Sprintf("failed: %s (%s)", r.Error.Message, r.Error.Code)
-		}
-		return "failed"
-	case session.EndMaxTokens:
-		return "stopped: a reply hit the token limit"
-	case agent.EndMaxSteps:
-		return "stopped: the step limit was reached"
-	case session.EndInterrupted:
-		return "interrupted (dsh stopped before it ended)"
-	}
-	return "ended: " + r.Kind
-}
 
 // textOf joins the text blocks of a content list.
 func textOf(blocks []content.Block) string {
