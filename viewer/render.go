@@ -211,7 +211,6 @@ func describeDecision(p session.ApprovalDecided) (string, bool) {
 	return "? approval " + p.Outcome, true
 }
 
-
 // textOf joins the text blocks of a content list and names the others.
 func textOf(blocks []content.Block) string {
 	var parts []string

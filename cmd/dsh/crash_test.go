@@ -34,7 +34,7 @@ func crashScript(marker string) string {
 // has its tool/call in the log), and the session must resume to completion. Only the dsh
 // process is killed, not its process group, and no process its commands started may
 // survive it. Every run must check a session: a kill that lands before the first batch was
-// written is tried again at another point.
+// written cannot happen: the kill point is measured from the log's creation.
 func TestRunSurvivesSIGKILL(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -71,49 +71,41 @@ func TestRunSurvivesSIGKILL(t *testing.T) {
 
 	// One undisturbed run gives the time span to kill within.
 	home, ws := setup(t)
-	began := time.Now()
 	if out, err := start(t.Context(), home, ws, "run", "--script", scriptPath, "crash test").CombinedOutput(); err != nil {
 		t.Fatalf("undisturbed run: %v\n%s", err, out)
 	}
-	// The span to kill within ends with the undisturbed run's last event, not with the
-	// process's exit, so that most kills land while the session is still being written.
-	span := lastEventTime(t, home).Sub(began) + 20*time.Millisecond
+	// The span to kill within is the undisturbed run's first to last event, not its
+	// process's life, so that most kills land while the session is still being written.
+	span := sessionSpan(t, home) + 20*time.Millisecond
 
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
-	const runs, attempts = 12, 5
+	const runs = 12
 	checked := 0
 	for i := range runs {
 		t.Run(fmt.Sprintf("kill%02d", i), func(t *testing.T) {
-			var home, ws, id string
-			var delay time.Duration
-			var store session.Store
-			for attempt := 0; id == "" && attempt < attempts; attempt++ {
-				home, ws = setup(t)
-				cmd := start(t.Context(), home, ws, "run", "--script", scriptPath, "crash test")
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				// Later attempts kill later: the first batch is written early in the span.
-				delay = time.Duration(rng.Int64N(int64(span))) + time.Duration(attempt)*span/attempts
-				time.Sleep(delay)
-				cmd.Process.Kill() // dsh alone: its commands must not outlive it
-				cmd.Wait()
-				noSurvivors(t, marker, delay)
-
-				var err error
-				if store, err = session.Open(filepath.Join(home, "sessions"), session.Options{}); err != nil {
-					t.Fatal(err)
-				}
-				infos, err := store.List(t.Context())
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(infos) > 0 {
-					id = infos[0].Header.ID
-				}
+			home, ws := setup(t)
+			cmd := start(t.Context(), home, ws, "run", "--script", scriptPath, "crash test")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
 			}
-			if id == "" {
-				t.Fatalf("%d kills all landed before the first batch was written", attempts)
+			exited := make(chan struct{})
+			go func() { cmd.Wait(); close(exited) }()
+			// The kill point is taken from the moment the session's log exists, not from
+			// the process's start, which a busy machine can delay by more than the span.
+			sessions := filepath.Join(home, "sessions")
+			id := waitForSession(t, sessions, exited)
+			delay := time.Duration(rng.Int64N(int64(span)))
+			select {
+			case <-time.After(delay):
+			case <-exited:
+			}
+			cmd.Process.Kill() // dsh alone: its commands must not outlive it
+			<-exited
+			noSurvivors(t, marker, delay)
+
+			store, err := session.Open(sessions, session.Options{})
+			if err != nil {
+				t.Fatal(err)
 			}
 			checked++
 			loaded, err := store.Load(t.Context(), id)
@@ -218,8 +210,9 @@ func hasCall(events []session.Event, callID string) bool {
 	return false
 }
 
-// lastEventTime returns the time of the last event of the only session under home.
-func lastEventTime(t *testing.T, home string) time.Time {
+// sessionSpan returns the time from the first to the last event of the only session under
+// home.
+func sessionSpan(t *testing.T, home string) time.Duration {
 	t.Helper()
 	store, err := session.Open(filepath.Join(home, "sessions"), session.Options{})
 	if err != nil {
@@ -233,5 +226,39 @@ func lastEventTime(t *testing.T, home string) time.Time {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return time.UnixMilli(loaded.Events[len(loaded.Events)-1].Time)
+	first, last := loaded.Events[0].Time, loaded.Events[len(loaded.Events)-1].Time
+	return time.Duration(last-first) * time.Millisecond
+}
+
+// waitForSession waits, for a bounded time, until the file store under root lists a session,
+// and returns its id. It fails if the process exits first without one.
+func waitForSession(t *testing.T, root string, exited <-chan struct{}) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	for {
+		if _, err := os.Stat(root); err == nil {
+			store, err := session.Open(root, session.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if infos, err := store.List(ctx); err == nil && len(infos) > 0 {
+				return infos[0].Header.ID
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no session was created under %s within the bound", root)
+		case <-exited:
+			// The run may have finished between the look and the exit: look once more.
+			store, err := session.Open(root, session.Options{})
+			if err == nil {
+				if infos, err := store.List(t.Context()); err == nil && len(infos) > 0 {
+					return infos[0].Header.ID
+				}
+			}
+			t.Fatalf("dsh exited without creating a session under %s", root)
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
 }

@@ -275,7 +275,6 @@ func (t *transcript) def(name string) *tool.Definition {
 	return t.reg.Get(name, nil)
 }
 
-
 // textOf joins the text blocks of a content list.
 func textOf(blocks []content.Block) string {
 	var parts []string
