@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -8,10 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
+	"github.com/dsh-go/dsh/session/internal/batchlog"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -25,29 +26,17 @@ const DefaultWriteBatchMaxDelay = 200 * time.Millisecond
 // first batch; until then nothing is on disk. A background goroutine writes live batches;
 // Close stops it.
 type FileLog struct {
-	path     string
-	header   Header
-	comp     Compression
-	delay    time.Duration
-	newTimer func(time.Duration) (<-chan time.Time, func())
-	onBatch  func(error) // test hook: a timer-driven batch was written (or failed)
+	path   string
+	header Header
+	comp   Compression
+	b      *batchlog.Log[Event]
 
-	mu      sync.Mutex // guards the fields below
-	b       book
-	written int  // events on stable storage
-	closed  bool // Close has begun
-	armed   bool // a live batch is scheduled
-
-	writeMu      sync.Mutex // serializes writes and guards the fields below
+	writeMu      sync.Mutex // guards the file's fields below (taken inside the batch writes)
 	f            *os.File   // the log, opened for appending once materialized
 	size         int64      // file size after the last complete write
 	broken       error      // a failed write could not be undone; the file is unusable
 	enc          *zstd.Encoder
 	materialized bool
-
-	kick   chan struct{} // a live event is waiting
-	done   chan struct{} // closed by Close
-	exited chan struct{} // closed when the writer goroutine returns
 }
 
 // newFileLog returns a log for path holding events (already on disk up to size when f is
@@ -57,23 +46,9 @@ func newFileLog(path string, h Header, opts *Options, events []Event, f *os.File
 		path:         path,
 		header:       h,
 		comp:         opts.Compression,
-		delay:        opts.WriteBatchMaxDelay,
-		newTimer:     opts.timer,
-		onBatch:      opts.batchDone,
-		b:            book{events: events, now: nowOrDefault(opts.Now)},
-		written:      len(events),
 		f:            f,
 		size:         size,
 		materialized: f != nil,
-		kick:         make(chan struct{}, 1),
-		done:         make(chan struct{}),
-		exited:       make(chan struct{}),
-	}
-	if l.newTimer == nil {
-		l.newTimer = func(d time.Duration) (<-chan time.Time, func()) {
-			t := time.NewTimer(d)
-			return t.C, func() { t.Stop() }
-		}
 	}
 	if l.comp == CompressionZstd {
 		enc, err := newEncoder()
@@ -82,7 +57,17 @@ func newFileLog(path string, h Header, opts *Options, events []Event, f *os.File
 		}
 		l.enc = enc
 	}
-	go l.run()
+	now := nowOrDefault(opts.Now)
+	l.b = batchlog.New(batchlog.Config[Event]{
+		Delay: opts.WriteBatchMaxDelay,
+		Stamp: func(e Event, seq int) (Event, error) {
+			return Stamp(e, int64(seq), now().UnixMilli())
+		},
+		Write:   func(_ context.Context, pending []Event) error { return l.write(pending) },
+		Closed:  ErrClosed,
+		Timer:   opts.timer,
+		Batched: opts.batchDone,
+	}, events)
 	return l, nil
 }
 
@@ -92,150 +77,39 @@ func (l *FileLog) Header() Header { return l.header }
 // Path returns the log file's path (it exists once the first batch is written).
 func (l *FileLog) Path() string { return l.path }
 
-// run writes live batches: the first live event after a write arms a timer of the batch
-// delay, and the batch is written when it fires.
-func (l *FileLog) run() {
-	defer close(l.exited)
-	var (
-		fire <-chan time.Time
-		stop func()
-	)
-	for {
-		select {
-		case <-l.kick:
-			if fire == nil {
-				fire, stop = l.newTimer(l.delay)
-			}
-		case <-fire:
-			fire, stop = nil, nil
-			l.mu.Lock()
-			l.armed = false
-			n := len(l.b.events)
-			l.mu.Unlock()
-			// A failed batch stays pending: the next flush retries it and reports.
-			err := l.flush(n)
-			if l.onBatch != nil {
-				l.onBatch(err)
-			}
-		case <-l.done:
-			if stop != nil {
-				stop()
-			}
-			return
-		}
-	}
-}
-
 // Append validates and appends a live event; it is written with the next batch.
-func (l *FileLog) Append(e Event) (Event, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	e, err := l.appendLocked(e, false)
-	if err != nil {
-		return Event{}, err
-	}
-	if !l.armed {
-		l.armed = true
-		select {
-		case l.kick <- struct{}{}:
-		default:
-		}
-	}
-	return e, nil
-}
+func (l *FileLog) Append(e Event) (Event, error) { return l.b.Append(e) }
 
 // AppendDurable appends an event and writes and fsyncs it, with every earlier pending
 // event, before returning.
 func (l *FileLog) AppendDurable(e Event) (Event, error) {
-	l.mu.Lock()
-	e, err := l.appendLocked(e, false)
-	n := len(l.b.events)
-	l.mu.Unlock()
-	if err != nil {
-		return Event{}, err
-	}
-	return e, l.flush(n)
-}
-
-func (l *FileLog) appendLocked(e Event, keepTime bool) (Event, error) {
-	if l.closed {
-		return Event{}, ErrClosed
-	}
-	t := e.Time
-	e, err := l.b.prepare(e)
-	if err != nil {
-		return Event{}, err
-	}
-	if keepTime {
-		e.Time = t
-	}
-	l.b.events = append(l.b.events, e)
-	return e, nil
+	return l.b.AppendDurable(context.Background(), e)
 }
 
 // Events returns the events appended so far (shared, read-only).
-func (l *FileLog) Events() []Event {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clip(l.b.events)
-}
+func (l *FileLog) Events() []Event { return l.b.Events() }
 
 // Len returns the number of events.
-func (l *FileLog) Len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.b.events)
-}
+func (l *FileLog) Len() int { return l.b.Len() }
 
 // Durable returns how many events are on stable storage.
-func (l *FileLog) Durable() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.written
-}
+func (l *FileLog) Durable() int { return l.b.Durable() }
 
 // Flush writes and fsyncs every pending event.
-func (l *FileLog) Flush() error {
-	l.mu.Lock()
-	closed, n := l.closed, len(l.b.events)
-	l.mu.Unlock()
-	if closed {
-		return ErrClosed
-	}
-	return l.flush(n)
-}
+func (l *FileLog) Flush() error { return l.b.Flush(context.Background()) }
 
 // Close writes the pending events, stops the writer goroutine and closes the file.
-func (l *FileLog) Close() error {
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		return nil
-	}
-	l.closed = true
-	n := len(l.b.events)
-	l.mu.Unlock()
-	close(l.done)
-	<-l.exited
-	err := l.flush(n)
-	if cerr := l.release(); cerr != nil && err == nil {
-		err = cerr
-	}
-	return err
-}
+func (l *FileLog) Close() error { return l.b.Close(context.Background(), l.release) }
 
 // abandon stops a log that failed to open without writing anything more; the caller
 // still owns (and closes) the file.
 func (l *FileLog) abandon() {
-	l.mu.Lock()
-	l.closed = true
-	l.mu.Unlock()
-	close(l.done)
-	<-l.exited
-	l.writeMu.Lock()
-	l.f = nil
-	l.writeMu.Unlock()
-	_ = l.release()
+	l.b.Abandon(func() {
+		l.writeMu.Lock()
+		l.f = nil
+		l.writeMu.Unlock()
+		_ = l.release()
+	})
 }
 
 // release closes the file and the encoder.
@@ -256,30 +130,11 @@ func (l *FileLog) release() error {
 	return err
 }
 
-// flush writes every pending event unless the first upto events are already durable.
-func (l *FileLog) flush(upto int) error {
+// write appends one batch to the file (creating the file with the first batch) and
+// fsyncs it. The batch log calls it, one write at a time.
+func (l *FileLog) write(events []Event) error {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
-	l.mu.Lock()
-	if l.written >= upto {
-		l.mu.Unlock()
-		return nil
-	}
-	batch := l.b.events[l.written:]
-	n := len(l.b.events)
-	l.mu.Unlock()
-	if err := l.write(batch); err != nil {
-		return err
-	}
-	l.mu.Lock()
-	l.written = n
-	l.mu.Unlock()
-	return nil
-}
-
-// write appends one batch to the file (creating the file with the first batch) and
-// fsyncs it. The caller holds writeMu.
-func (l *FileLog) write(batch []Event) error {
 	if l.broken != nil {
 		return l.broken
 	}
@@ -287,9 +142,9 @@ func (l *FileLog) write(batch []Event) error {
 		return fmt.Errorf("session: log %q: %w", l.path, ErrClosed)
 	}
 	var plain []byte
-	for i := range batch {
+	for i := range events {
 		var err error
-		if plain, err = appendEventJSON(plain, &batch[i]); err != nil {
+		if plain, err = appendEventJSON(plain, &events[i]); err != nil {
 			return err
 		}
 		plain = append(plain, '\n')

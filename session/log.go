@@ -32,27 +32,6 @@ type Log interface {
 	Close() error
 }
 
-// book is the in-memory part shared by every Log: the events and the append rules.
-type book struct {
-	events []Event
-	now    func() time.Time
-}
-
-// prepare validates e and returns it with its seq, time and data snapshot assigned,
-// without adding it.
-func (b *book) prepare(e Event) (Event, error) {
-	e, err := snapshotEvent(e)
-	if err != nil {
-		return Event{}, err
-	}
-	e.Seq = int64(len(b.events))
-	e.Time = b.now().UnixMilli()
-	if err := checkEvent(&e); err != nil {
-		return Event{}, err
-	}
-	return e, nil
-}
-
 func nowOrDefault(now func() time.Time) func() time.Time {
 	if now == nil {
 		return time.Now
@@ -64,14 +43,15 @@ func nowOrDefault(now func() time.Time) func() time.Time {
 // persisted. AppendDurable and Flush have nothing to make durable.
 type Memory struct {
 	mu     sync.Mutex
-	b      book
+	events []Event
+	now    func() time.Time
 	closed bool
 }
 
 // NewMemory returns an empty in-memory log whose event times come from now (time.Now
 // when nil).
 func NewMemory(now func() time.Time) *Memory {
-	return &Memory{b: book{now: nowOrDefault(now)}}
+	return &Memory{now: nowOrDefault(now)}
 }
 
 // Append validates and appends e.
@@ -81,11 +61,11 @@ func (m *Memory) Append(e Event) (Event, error) {
 	if m.closed {
 		return Event{}, ErrClosed
 	}
-	e, err := m.b.prepare(e)
+	e, err := Stamp(e, int64(len(m.events)), m.now().UnixMilli())
 	if err != nil {
 		return Event{}, err
 	}
-	m.b.events = append(m.b.events, e)
+	m.events = append(m.events, e)
 	return e, nil
 }
 
@@ -96,14 +76,14 @@ func (m *Memory) AppendDurable(e Event) (Event, error) { return m.Append(e) }
 func (m *Memory) Events() []Event {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.Clip(m.b.events)
+	return slices.Clip(m.events)
 }
 
 // Len returns the number of events.
 func (m *Memory) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.b.events)
+	return len(m.events)
 }
 
 // Flush does nothing (after Close it returns ErrClosed).

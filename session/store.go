@@ -150,11 +150,8 @@ func (s *FileStore) Import(ctx context.Context, h Header, events []Event) error 
 	if err != nil {
 		return err
 	}
-	l.mu.Lock()
-	l.b.events = events
-	l.mu.Unlock()
-	err = l.flush(len(events))
-	if err != nil {
+	// The events were checked by CheckImport and keep their seqs and times.
+	if err := l.b.AppendAll(ctx, events, nil); err != nil {
 		l.abandon()
 		return fmt.Errorf("session: import %q: %w", h.ID, err)
 	}
@@ -251,23 +248,16 @@ func (s *FileStore) resume(path, id string, f *os.File) (*FileLog, error) {
 	if len(rec) == 0 {
 		return l, nil
 	}
-	l.mu.Lock()
-	for _, e := range rec {
-		if _, err = l.appendLocked(e, true); err != nil {
-			break
-		}
-	}
-	n := len(l.b.events)
-	l.mu.Unlock()
-	if err == nil {
-		err = l.flush(n)
-	}
-	if err != nil {
+	// A file write does not wait on a context: nothing here can block on a peer.
+	if err := l.b.AppendAll(context.Background(), rec, keepTime); err != nil {
 		l.abandon() // Resume closes f
 		return nil, fmt.Errorf("session: record recovery events in %q: %w", path, err)
 	}
 	return l, nil
 }
+
+// keepTime stamps a recovery event at seq with the time RecoveryEvents gave it.
+func keepTime(e Event, seq int) (Event, error) { return Stamp(e, int64(seq), e.Time) }
 
 // read decodes a log file and checks that its header names this file.
 func (s *FileStore) read(path, id string, data []byte) (*scan, error) {

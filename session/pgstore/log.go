@@ -5,11 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/session/internal/batchlog"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -27,31 +27,27 @@ type Log struct {
 	header session.Header
 	line   []byte // the header line
 	owner  string // this writer's lease token
+	b      *batchlog.Log[session.Event]
 
-	mu      sync.Mutex // guards the fields below
-	events  []session.Event
-	written int  // events stored
-	created bool // the session row exists
-	closed  bool
-	armed   bool
-
-	writeMu sync.Mutex      // serializes writes and guards sum
-	sum     session.Summary // the summary of the stored events
-
-	kick   chan struct{}
-	done   chan struct{}
-	exited chan struct{}
+	created atomic.Bool     // the session row exists
+	sum     session.Summary // the summary of the stored events (touched only by write)
 }
 
 var _ session.Writer = (*Log)(nil)
 
 func (s *Store) newLog(h session.Header, line []byte, events []session.Event, created bool, owner string) *Log {
-	l := &Log{
-		s: s, header: h, line: line, owner: owner,
-		events: events, written: len(events), created: created, sum: session.Summarize(h, events),
-		kick: make(chan struct{}, 1), done: make(chan struct{}), exited: make(chan struct{}),
-	}
-	go l.run()
+	l := &Log{s: s, header: h, line: line, owner: owner, sum: session.Summarize(h, events)}
+	l.created.Store(created)
+	l.b = batchlog.New(batchlog.Config[session.Event]{
+		Delay: s.opts.WriteBatchMaxDelay,
+		Stamp: func(e session.Event, seq int) (session.Event, error) {
+			return session.Stamp(e, int64(seq), s.now())
+		},
+		Write:  l.write,
+		Closed: session.ErrClosed,
+		Every:  s.opts.RenewEvery,
+		Tick:   l.renew,
+	}, events)
 	return l
 }
 
@@ -60,45 +56,6 @@ func (l *Log) Header() session.Header { return l.header }
 
 // Path names the session in its database.
 func (l *Log) Path() string { return l.s.where(l.header.ID) }
-
-// run writes live batches when their delay is up and renews the lease in the background.
-func (l *Log) run() {
-	defer close(l.exited)
-	var fire <-chan time.Time
-	var batchTimer *time.Timer
-	var renew <-chan time.Time
-	if l.s.opts.RenewEvery > 0 {
-		t := time.NewTicker(l.s.opts.RenewEvery)
-		defer t.Stop()
-		renew = t.C
-	}
-	defer func() {
-		if batchTimer != nil {
-			batchTimer.Stop()
-		}
-	}()
-	for {
-		select {
-		case <-l.kick:
-			if fire == nil {
-				batchTimer = time.NewTimer(l.s.opts.WriteBatchMaxDelay)
-				fire = batchTimer.C
-			}
-		case <-fire:
-			fire, batchTimer = nil, nil
-			l.mu.Lock()
-			l.armed = false
-			n := len(l.events)
-			l.mu.Unlock()
-			// A failed batch stays pending: the next flush retries it and reports.
-			_ = l.flushTimeout(n)
-		case <-renew:
-			l.renew()
-		case <-l.done:
-			return
-		}
-	}
-}
 
 // renew is the background renewal: failures are left to the next batch, which retakes
 // a lapsed lease nobody took or reports the conflict.
@@ -113,10 +70,7 @@ func (l *Log) renew() {
 // turns stays held. A lease another writer has taken is session.ErrConflict; a session
 // not written yet holds no lease, and Renew does nothing.
 func (l *Log) Renew(ctx context.Context) error {
-	l.mu.Lock()
-	created := l.created
-	l.mu.Unlock()
-	if !created {
+	if !l.created.Load() {
 		return nil
 	}
 	now := l.s.now()
@@ -133,148 +87,52 @@ func (l *Log) Renew(ctx context.Context) error {
 }
 
 // Append validates and appends a live event; it is written with the next batch.
-func (l *Log) Append(e session.Event) (session.Event, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	e, err := l.appendLocked(e)
-	if err != nil {
-		return session.Event{}, err
-	}
-	if !l.armed {
-		l.armed = true
-		select {
-		case l.kick <- struct{}{}:
-		default:
-		}
-	}
-	return e, nil
-}
+func (l *Log) Append(e session.Event) (session.Event, error) { return l.b.Append(e) }
 
 // AppendDurable appends an event and writes it, with every earlier pending event, before
 // returning.
 func (l *Log) AppendDurable(e session.Event) (session.Event, error) {
-	l.mu.Lock()
-	e, err := l.appendLocked(e)
-	n := len(l.events)
-	l.mu.Unlock()
-	if err != nil {
-		return session.Event{}, err
-	}
-	return e, l.flushTimeout(n)
-}
-
-func (l *Log) appendLocked(e session.Event) (session.Event, error) {
-	if l.closed {
-		return session.Event{}, session.ErrClosed
-	}
-	e, err := session.Stamp(e, int64(len(l.events)), l.s.now())
-	if err != nil {
-		return session.Event{}, err
-	}
-	l.events = append(l.events, e)
-	return e, nil
+	return l.b.AppendDurable(context.Background(), e)
 }
 
 // Events returns the events appended so far (shared, read-only).
-func (l *Log) Events() []session.Event {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clip(l.events)
-}
+func (l *Log) Events() []session.Event { return l.b.Events() }
 
 // Len returns the number of events.
-func (l *Log) Len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.events)
-}
+func (l *Log) Len() int { return l.b.Len() }
 
 // Durable returns how many events are stored in the database.
-func (l *Log) Durable() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.written
-}
+func (l *Log) Durable() int { return l.b.Durable() }
 
 // Flush writes every pending event.
-func (l *Log) Flush() error {
-	l.mu.Lock()
-	closed, n := l.closed, len(l.events)
-	l.mu.Unlock()
-	if closed {
-		return session.ErrClosed
-	}
-	return l.flushTimeout(n)
-}
+func (l *Log) Flush() error { return l.b.Flush(context.Background()) }
 
 // Close writes the pending events, stops the background goroutine and releases the
 // lease. Close is idempotent.
 func (l *Log) Close() error {
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
+	return l.b.Close(context.Background(), func() error {
+		if l.created.Load() {
+			l.s.release(l.header.ID, l.owner)
+		}
 		return nil
-	}
-	l.closed = true
-	n := len(l.events)
-	l.mu.Unlock()
-	close(l.done)
-	<-l.exited
-	err := l.flushTimeout(n)
-	l.mu.Lock()
-	created := l.created
-	l.mu.Unlock()
-	if created {
-		l.s.release(l.header.ID, l.owner)
-	}
-	return err
+	})
 }
 
 // abandon stops a log that failed to open, releasing its lease.
 func (l *Log) abandon() {
-	l.mu.Lock()
-	l.closed = true
-	l.mu.Unlock()
-	close(l.done)
-	<-l.exited
-	l.s.release(l.header.ID, l.owner)
+	l.b.Abandon(func() { l.s.release(l.header.ID, l.owner) })
 }
 
-func (l *Log) flushTimeout(upto int) error {
-	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+// write stores one batch in a transaction, within writeTimeout: the session row
+// (inserted with the first batch, with this writer's lease), the seq and lease check, and
+// the events. The batch log calls it, one write at a time.
+func (l *Log) write(ctx context.Context, events []session.Event) error {
+	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
-	return l.flush(ctx, upto)
-}
-
-// flush writes every pending event unless the first upto are stored already.
-func (l *Log) flush(ctx context.Context, upto int) error {
-	l.writeMu.Lock()
-	defer l.writeMu.Unlock()
-	l.mu.Lock()
-	if l.written >= upto {
-		l.mu.Unlock()
-		return nil
-	}
-	pending := l.events[l.written:]
-	n, created := len(l.events), l.created
-	l.mu.Unlock()
-	sum, err := l.write(ctx, pending, created)
-	if err != nil {
-		return err
-	}
-	l.sum = sum
-	l.mu.Lock()
-	l.written, l.created = n, true
-	l.mu.Unlock()
-	return nil
-}
-
-// write stores one batch in a transaction: the session row (inserted with the first
-// batch, with this writer's lease), the seq and lease check, and the events.
-func (l *Log) write(ctx context.Context, events []session.Event, created bool) (session.Summary, error) {
+	created := l.created.Load()
 	b, err := encodeBatch(events)
 	if err != nil {
-		return session.Summary{}, err
+		return err
 	}
 	sum := l.sum
 	for _, e := range events {
@@ -314,9 +172,11 @@ func (l *Log) write(ctx context.Context, events []session.Event, created bool) (
 		return b.insert(ctx, tx, id)
 	})
 	if err != nil {
-		return session.Summary{}, fmt.Errorf("pgstore: append to session %q in %s: %w", id, l.s.root, err)
+		return fmt.Errorf("pgstore: append to session %q in %s: %w", id, l.s.root, err)
 	}
-	return sum, nil
+	l.sum = sum
+	l.created.Store(true)
+	return nil
 }
 
 // conflict explains why a batch was refused: the session is gone, another writer holds

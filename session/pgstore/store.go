@@ -306,11 +306,8 @@ func (s *Store) Resume(ctx context.Context, id string) (session.Writer, error) {
 	if len(rec) == 0 {
 		return l, nil
 	}
-	l.mu.Lock()
-	l.events = append(l.events, rec...)
-	n := len(l.events)
-	l.mu.Unlock()
-	if err := l.flush(ctx, n); err != nil {
+	keepTime := func(e session.Event, seq int) (session.Event, error) { return session.Stamp(e, int64(seq), e.Time) }
+	if err := l.b.AppendAll(ctx, rec, keepTime); err != nil {
 		l.abandon()
 		return nil, fmt.Errorf("pgstore: record the recovery events of session %q: %w", id, err)
 	}
