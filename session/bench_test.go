@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/internal/cputime"
 )
 
 func benchStore(b *testing.B, opts Options) *FileLog {
@@ -154,7 +155,7 @@ func BenchmarkDeriveMessages(b *testing.B) {
 					evs = deriveBenchEvents(b, n)
 				}
 				b.ReportAllocs()
-				cpu0 := processCPU(b)
+				reportCPU := cputime.PerOp(b, "cpu-ns/event", n)
 				start := time.Now()
 				for b.Loop() {
 					if _, err := impl.derive(evs); err != nil {
@@ -164,7 +165,7 @@ func BenchmarkDeriveMessages(b *testing.B) {
 				b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/float64(n), "ns/event")
 				// CPU time (the process's, garbage collection included) per event is far
 				// less sensitive than wall time to other work on a shared machine.
-				b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N)/float64(n), "cpu-ns/event")
+				reportCPU()
 			})
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-go/dsh/internal/cputime"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -40,10 +41,7 @@ func newEchoRegistry(tb testing.TB) *tool.Registry {
 // cpu-ns/op, which moves far less than wall time with other work on a shared machine.
 func cpuPerOp(b *testing.B) func() {
 	b.Helper()
-	start := processCPU(b)
-	return func() {
-		b.ReportMetric(float64(processCPU(b)-start)/float64(b.N), "cpu-ns/op")
-	}
+	return cputime.PerOp(b, "cpu-ns/op", 1)
 }
 
 // BenchmarkExecuteTyped measures a trivial typed tool through the full pipeline, no hooks.

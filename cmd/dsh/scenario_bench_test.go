@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/agent"
+	"github.com/dsh-go/dsh/internal/cputime"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -89,10 +90,7 @@ func newScenarioRuntime(b *testing.B) *scenarioRuntime {
 // process's own CPU); the returned func reports it per iteration as cpu-ns/op.
 func cpuPerOp(b *testing.B) func() {
 	b.Helper()
-	start := processCPU(b)
-	return func() {
-		b.ReportMetric(float64(processCPU(b)-start)/float64(b.N), "cpu-ns/op")
-	}
+	return cputime.PerOp(b, "cpu-ns/op", 1)
 }
 
 // scenarioText is the echo and nap tools' argument and output.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
-	"syscall"
 	"testing"
 
+	"github.com/dsh-go/dsh/internal/cputime"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/policy/rules"
 	"github.com/dsh-go/dsh/tool"
@@ -113,17 +113,4 @@ func BenchmarkHook(b *testing.B) {
 // reportCPU reports the process's CPU time per operation ("cpu-ns/op") when the returned
 // function is called after the loop: unlike ns/op, it does not grow when other work shares
 // the machine, which is how these figures are usually taken.
-func reportCPU(b *testing.B) func() {
-	start := cpuTime(b)
-	return func() {
-		b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
-	}
-}
-
-func cpuTime(b *testing.B) int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
-}
+func reportCPU(b *testing.B) func() { return cputime.PerOp(b, "cpu-ns/op", 1) }

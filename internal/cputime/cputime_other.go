@@ -1,0 +1,8 @@
+//go:build !unix
+
+package cputime
+
+import "time"
+
+// process reports nothing where getrusage does not exist.
+func process() (time.Duration, bool) { return 0, false }
