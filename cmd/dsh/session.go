@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -55,6 +56,39 @@ func sessionStore(ctx context.Context, e *env, cf *configFlags) (session.Store, 
 		return nil, err
 	}
 	return openStore(ctx, c)
+}
+
+// parseSessionID parses the arguments of a subcommand that works on one stored session and
+// returns the session's id (or prefix) as given.
+func parseSessionID(fs *flag.FlagSet, args []string) (string, error) {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return "", err
+	}
+	if len(pos) != 1 {
+		return "", &usageError{"want one session id (list them with \"dsh session ls\")"}
+	}
+	return pos[0], nil
+}
+
+// openSession loads the configuration for the current directory, opens its store and
+// resolves id (a full id or a unique prefix) there. The caller closes the store with
+// closeStore; on error nothing is left open.
+func openSession(ctx context.Context, e *env, cf *configFlags, id string) (*loadedConfig, session.Store, string, error) {
+	c, err := loadConfig(e, e.cwd, cf)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	store, err := openStore(ctx, c)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	full, err := resolveID(ctx, store, id)
+	if err != nil {
+		closeStore(store)
+		return nil, nil, "", err
+	}
+	return c, store, full, nil
 }
 
 // runSessionList lists the sessions of the current directory (every directory's with
@@ -285,26 +319,15 @@ func runSessionShow(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "session show", "session show [--json] [--sessions-dir DIR] ID")
 	asJSON := fs.Bool("json", false, "print the events as JSON lines")
 	cf := addConfigFlags(fs, "sessions.root", "sessions.store")
-	pos, err := parseArgs(fs, args)
+	arg, err := parseSessionID(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return &usageError{"want one session id (list them with \"dsh session ls\")"}
-	}
-	c, err := loadConfig(e, e.cwd, cf)
-	if err != nil {
-		return err
-	}
-	store, err := openStore(ctx, c)
+	c, store, id, err := openSession(ctx, e, cf, arg)
 	if err != nil {
 		return err
 	}
 	defer closeStore(store)
-	id, err := resolveID(ctx, store, pos[0])
-	if err != nil {
-		return err
-	}
 	l, err := loadSession(ctx, store, id)
 	if err != nil {
 		return err

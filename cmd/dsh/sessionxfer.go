@@ -18,22 +18,15 @@ func runSessionExport(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "session export", "session export [--out FILE] [--sessions-dir DIR | --store URL] ID")
 	out := fs.String("out", "", "write the log to this new file instead of standard output")
 	cf := addConfigFlags(fs, "sessions.root", "sessions.store")
-	pos, err := parseArgs(fs, args)
+	arg, err := parseSessionID(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return &usageError{"want one session id (list them with \"dsh session ls\")"}
-	}
-	store, err := sessionStore(ctx, e, cf)
+	_, store, id, err := openSession(ctx, e, cf, arg)
 	if err != nil {
 		return err
 	}
 	defer closeStore(store)
-	id, err := resolveID(ctx, store, pos[0])
-	if err != nil {
-		return err
-	}
 	if *out == "" {
 		return session.Export(ctx, store, id, e.stdout)
 	}
