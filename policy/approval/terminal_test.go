@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -179,9 +178,7 @@ func TestTerminalTypedAhead(t *testing.T) {
 		t.Errorf("screen %q", tm.screen.String())
 	}
 	tm.typeLine("y\n") // no question is showing
-	for tm.tty.Buffered() == 0 {
-		runtime.Gosched()
-	}
+	testwait.Until(t, "the terminal to read the early line", func() bool { return tm.tty.Buffered() > 0 })
 	second := tm.ask(context.Background(), pushQuestion)
 	tm.screen.waitFor("Allow?", 2)
 	tm.typeLine("n\n")
@@ -242,6 +239,40 @@ func TestTerminalInputEnds(t *testing.T) {
 	}()
 	if rep, _ := tty.Prompt(context.Background(), pushQuestion); rep.Outcome != tool.ApprovalAllowedOnce {
 		t.Errorf("unterminated line: %+v", rep)
+	}
+}
+
+// TestTerminalAnswerPipedBeforeTheQuestion: input that is waiting before the first question
+// (an answer piped into dsh) answers that question; the reader starts with it.
+func TestTerminalAnswerPipedBeforeTheQuestion(t *testing.T) {
+	tests := []struct {
+		input string
+		want  tool.ApprovalOutcome
+	}{
+		{"y\n", tool.ApprovalAllowedOnce},
+		{"n\n", tool.ApprovalRejected},
+		{"y", tool.ApprovalAllowedOnce}, // a last line without a newline
+		{"", tool.ApprovalUnavailable},  // the input ended before anything was typed
+	}
+	for _, tt := range tests {
+		t.Run(strings.TrimSpace(tt.input), func(t *testing.T) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			// The whole answer is in the pipe, and the pipe closed, before the terminal exists.
+			if _, err := io.WriteString(w, tt.input); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			tty := approval.NewTerminal(r, io.Discard)
+			defer tty.Close()
+			rep, err := tty.Prompt(testwait.Context(t), pushQuestion)
+			if err != nil || rep.Outcome != tt.want {
+				t.Errorf("Prompt with %q piped in first = %+v, %v; want %s", tt.input, rep, err, tt.want)
+			}
+		})
 	}
 }
 
