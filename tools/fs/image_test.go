@@ -215,6 +215,16 @@ func TestReadImageErrors(t *testing.T) {
 		{name: "outside the workspace", path: "../outside.png", code: CodeSandboxDenied},
 		{name: "over the byte cap", cfg: Config{ImageMaxBytes: 50}, setup: func(e *env) { e.put("big.png", string(png)) }, path: "big.png", code: CodeTooLarge,
 			frags: []string{"bytes, more than the 50-byte limit for images"}},
+		{name: "over the default byte cap (20 MiB)", setup: func(e *env) {
+			// A sparse file: the size is refused before anything is read.
+			if err := os.WriteFile(e.path("sparse.png"), nil, 0o644); err != nil {
+				e.t.Fatal(err)
+			}
+			if err := os.Truncate(e.path("sparse.png"), DefaultImageMaxBytes+1); err != nil {
+				e.t.Fatal(err)
+			}
+		}, path: "sparse.png", code: CodeTooLarge,
+			frags: []string{"the file is 20971521 bytes, more than the 20971520-byte limit for images"}},
 		{name: "extension and bytes disagree", setup: func(e *env) { e.put("p.jpg", string(png)) }, path: "p.jpg",
 			frags: []string{`the .jpg extension declares image/jpeg, but the bytes are image/png`}},
 		{name: "not an image", setup: func(e *env) { e.put("t.png", "just text") }, path: "t.png", code: CodeNotText,
