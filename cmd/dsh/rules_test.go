@@ -57,6 +57,8 @@ func TestDenyBypassesEndToEnd(t *testing.T) {
 	}
 	for _, command := range bypasses {
 		t.Run(command, func(t *testing.T) {
+			// Each case has its own workspace; the cases run side by side.
+			t.Parallel()
 			res, stderr, kept := call(t, command, true)
 			msg, _ := res["error"].(map[string]any)["message"].(string)
 			if res["isError"] != true || !strings.HasPrefix(msg, `tool "bash" is denied by permission rule "bash(rm *)"`) {
@@ -76,7 +78,10 @@ func TestDenyBypassesEndToEnd(t *testing.T) {
 		})
 	}
 	// What the rule does not name still runs.
-	if res, _, kept := call(t, "cat f1 | wc -l", true); res["isError"] != false || !kept {
-		t.Errorf("cat f1: %v", res)
-	}
+	t.Run("unnamed command", func(t *testing.T) {
+		t.Parallel()
+		if res, _, kept := call(t, "cat f1 | wc -l", true); res["isError"] != false || !kept {
+			t.Errorf("cat f1: %v", res)
+		}
+	})
 }
