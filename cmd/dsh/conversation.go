@@ -196,7 +196,7 @@ func openConversation(ctx context.Context, e *env, opts convOptions) (_ *convers
 	}}
 	prompter := opts.prompter
 	if opts.approveFromWeb {
-		ch, err := webApprovals(e, cv.flog.Header().ID, cv.flog.Path())
+		ch, err := webApprovals(e, c.home, cv.flog.Header().ID)
 		if err != nil {
 			return nil, err
 		}
