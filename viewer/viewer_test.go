@@ -246,7 +246,7 @@ func TestApproveFromThePage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	r := &recorder{t: t, log: l.(*session.FileLog)}
+	r := &recorder{t: t, log: l}
 	r.add(session.TurnStart{Turn: 1}.Event())
 	r.add(session.ToolCall{Turn: 1, Step: 1, CallID: "c1", Name: "bash", Arguments: `{"command":"git push"}`}.Event())
 	sockets := t.TempDir()
@@ -397,7 +397,7 @@ func TestRecordedSessionShowsRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &recorder{t: t, log: l.(*session.FileLog)}
+	r := &recorder{t: t, log: l}
 	r.add(session.TurnStart{Turn: 1}.Event())
 	r.user("a turn dsh never finished")
 	l.Close()
