@@ -48,7 +48,7 @@ type convOptions struct {
 	// approval is the approval preset (--approval), "" for none.
 	approval string
 	// approveFromWeb answers approval questions from the session viewer and dsh approve,
-	// through a socket in the session directory, instead of the terminal.
+	// through the session's socket under the dsh home, instead of the terminal.
 	approveFromWeb bool
 }
 
