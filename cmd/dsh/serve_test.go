@@ -224,3 +224,23 @@ func TestChatApproveFromWeb(t *testing.T) {
 		t.Fatalf("exit status %d:\n%s", code, p.text())
 	}
 }
+
+// TestApproveCommandWithPostgres: with the sessions in PostgreSQL, --approve-from web
+// listens under the dsh home all the same and "dsh approve" answers through it.
+func TestApproveCommandWithPostgres(t *testing.T) {
+	s := newSandbox(t)
+	s.env["DSH_SESSIONS_STORE"] = pg.Database(t)
+	store, id, _, done := webRun(t, s)
+	defer closeStore(store)
+	testwait.Until(t, "dsh approve to be taken", func() bool {
+		return s.dsh("approve", id[:10], "call_1", "yes").code == 0
+	})
+	res := testwait.Recv(t, done, "dsh run to end")
+	if res.code != 0 {
+		t.Fatalf("dsh run: %d\n%s", res.code, res.stderr)
+	}
+	mustContain(t, "transcript", res.stderr, "✓ allowed once", "\n  approved-and-ran\n", "— turn 1 completed")
+	if _, err := os.Stat(filepath.Join(s.home, "sessions")); err == nil {
+		t.Errorf("a session directory was written although the store is PostgreSQL")
+	}
+}
