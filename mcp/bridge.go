@@ -297,7 +297,7 @@ func (m *Mount) executor(gen *generation, raw string, taskRequired bool) func(co
 		slot := &capture{method: "tools/call", placeholder: placeholderCall}
 		tctx, cancel := context.WithTimeout(ctx, m.set.toolCallTimeout)
 		defer cancel()
-		_, err = gen.session.CallTool(withCapture(tctx, slot), &sdk.CallToolParams{Name: raw, Arguments: json.RawMessage(b), Meta: traceMeta(ctx)})
+		_, err = gen.session.CallTool(withCapture(tctx, slot), &sdk.CallToolParams{Name: raw, Arguments: json.RawMessage(b)}) // sendTrace adds the call's trace
 		res := gen.take(slot)
 		if err != nil {
 			return nil, m.callError(ctx, tctx, gen, raw, err)

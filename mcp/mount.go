@@ -413,6 +413,7 @@ func (m *Mount) connect() (*generation, error) {
 			}
 		},
 	})
+	client.AddSendingMiddleware(sendTrace)
 	ctx, cancel := context.WithTimeout(m.ctx, m.set.startupTimeout)
 	defer cancel()
 	cs, err := client.Connect(ctx, transport, &sdk.ClientSessionOptions{ProtocolVersion: opts.ProtocolVersion})

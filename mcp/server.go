@@ -124,6 +124,7 @@ func NewServer(reg *tool.Registry, opts ServerOptions) *Server {
 			s.session(ctx, req.Session)
 		},
 	})
+	s.srv.AddReceivingMiddleware(receiveTrace)
 	s.removeListener = reg.OnChange(func(tool.Change) error {
 		s.syncTools()
 		return nil
@@ -316,7 +317,7 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 			return errorResult(fmt.Sprintf("tool call %s was not started: %v", in.Name, err), nil), nil
 		}
 	}
-	res := s.reg.Execute(withTraceMeta(ctx, req.Params.Meta), in)
+	res := s.reg.Execute(ctx, in) // ctx has the caller's trace as its parent (receiveTrace)
 	if c.hooks.AfterCall != nil {
 		c.hooks.AfterCall(ctx, in, res.Clone())
 	}

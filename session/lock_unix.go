@@ -22,3 +22,21 @@ func lockFile(f *os.File) error {
 	}
 	return nil
 }
+
+// writerHolds reports whether another open file holds the writer's lock on the log at
+// path: a dsh process has the session open for appending.
+func writerHolds(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return true
+	}
+	if err == nil {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	}
+	return false
+}

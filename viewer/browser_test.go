@@ -127,12 +127,13 @@ func TestBrowserRecordedSession(t *testing.T) {
 func TestBrowserLiveSessionAndApproval(t *testing.T) {
 	store := newStore(t)
 	id, r := record(t, store, true)
-	ch, err := approval.ListenChannel(approval.ChannelPath(r.log.Path()))
+	sockets := t.TempDir()
+	ch, err := approval.ListenSession(sockets, id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ch.Close()
-	srv := serve(t, viewer.Options{Store: store})
+	srv := serve(t, viewer.Options{Store: store, Approvals: sockets})
 	ctx, dialogs := browser(t)
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(srv.URL+"/session/"+id),

@@ -71,7 +71,7 @@ func defs(name string) *tool.Definition {
 // recorder appends a scripted session to a file log.
 type recorder struct {
 	t   testing.TB
-	log *session.FileLog
+	log session.Writer
 }
 
 func (r *recorder) add(e session.Event) session.Event {
@@ -112,13 +112,13 @@ func newStore(t testing.TB) *session.FileStore {
 
 // record writes the fixture session, every card kind in one turn, and returns its id;
 // the log is left open (live) when keepOpen, else closed.
-func record(t testing.TB, store *session.FileStore, keepOpen bool) (string, *recorder) {
+func record(t testing.TB, store session.Store, keepOpen bool) (string, *recorder) {
 	t.Helper()
 	l, err := store.Create(context.Background(), session.Header{Cwd: "/work/app"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &recorder{t: t, log: l.(*session.FileLog)}
+	r := &recorder{t: t, log: l}
 	r.add(session.TurnStart{Turn: 1}.Event())
 	r.user("fix the <b>failing</b> test")
 	r.assistant("Let me look.", map[string]any{"inputTokens": 1200.0, "outputTokens": 85.0})

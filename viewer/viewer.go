@@ -63,10 +63,25 @@ type Options struct {
 	// Token, when set, must accompany every request (the ?token= query parameter, or the
 	// cookie it sets); it is for addresses other than loopback.
 	Token string
-	// Poll is how often a followed session's log is checked for growth (default
-	// DefaultPoll).
+	// Poll is how often a followed session is checked for new events (default
+	// DefaultPoll). A store that is not a session.Watcher is reloaded instead, less often
+	// while nothing changes (up to MaxBackoff).
 	Poll time.Duration
+	// Approvals is the directory of the approval sockets of the sessions running on this
+	// machine (approval.SocketDir of the dsh home); empty, no question can be answered
+	// from the page.
+	Approvals string
+	// PageSize is how many sessions one list page shows (default DefaultPageSize).
+	PageSize int
 }
+
+// DefaultPageSize is how many sessions a list page shows unless Options.PageSize says
+// otherwise.
+const DefaultPageSize = 50
+
+// MaxBackoff bounds how long a followed session of a store without session.Watcher goes
+// unchecked while it does not change.
+const MaxBackoff = 4 * time.Second
 
 // Server serves the viewer. It is an http.Handler; its live streams end with their
 // request's context.
@@ -75,6 +90,7 @@ type Server struct {
 	mux  *http.ServeMux
 	tmpl *template.Template
 	csrf string // the secret every approval form carries
+	rows rowCache
 }
 
 // New returns a viewer over opts.Store.
@@ -85,6 +101,9 @@ func New(opts Options) (*Server, error) {
 	if opts.Poll <= 0 {
 		opts.Poll = DefaultPoll
 	}
+	if opts.PageSize <= 0 {
+		opts.PageSize = DefaultPageSize
+	}
 	secret := make([]byte, 16)
 	if _, err := rand.Read(secret); err != nil {
 		return nil, fmt.Errorf("viewer: %w", err)
@@ -93,7 +112,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("viewer: templates: %w", err)
 	}
-	s := &Server{opts: opts, tmpl: t, csrf: hex.EncodeToString(secret)}
+	s := &Server{opts: opts, tmpl: t, csrf: hex.EncodeToString(secret), rows: rowCache{m: map[string]cachedRow{}}}
 	static, err := fs.Sub(assets, "static")
 	if err != nil {
 		return nil, err
@@ -192,41 +211,6 @@ func (s *Server) render(w http.ResponseWriter, name string, data any) {
 	w.Write([]byte(b.String()))
 }
 
-// row is one session of the list.
-type row struct {
-	ID, Workspace, Created, Updated, FirstPrompt, Status, Client string
-	Turns                                                        int
-	Usage                                                        session.Tokens
-	Err                                                          string
-}
-
-// list serves the session list, most recently active first.
-func (s *Server) list(w http.ResponseWriter, r *http.Request) {
-	infos, err := s.opts.Store.List(r.Context())
-	if err != nil {
-		s.fail(w, http.StatusInternalServerError, err)
-		return
-	}
-	var rows []row
-	for i := len(infos) - 1; i >= 0; i-- {
-		in := infos[i]
-		if in.Err != nil {
-			rows = append(rows, row{ID: in.Header.ID, Workspace: in.Path, Status: "unreadable", Err: in.Err.Error()})
-			continue
-		}
-		ls, err := s.load(r.Context(), in.Header.ID)
-		if err != nil {
-			rows = append(rows, row{ID: in.Header.ID, Workspace: in.Header.Cwd, Status: "unreadable", Err: err.Error()})
-			continue
-		}
-		sum := session.Summarize(ls.Header, ls.Events)
-		u, _ := session.UsageOf(ls.Events)
-		rows = append(rows, row{ID: in.Header.ID, Workspace: sum.Cwd, Created: when(in.Header.CreatedAt), Updated: when(sum.Updated),
-			FirstPrompt: clip(firstLine(sum.FirstPrompt), 120), Status: ls.status(sum), Turns: sum.Turns, Usage: u.Total, Client: in.Header.Client})
-	}
-	s.render(w, "list", map[string]any{"Rows": rows, "Root": s.opts.Store.Root()})
-}
-
 func when(ms int64) string {
 	if ms == 0 {
 		return ""
@@ -261,14 +245,30 @@ func (l *loadedSession) status(sum session.Summary) string {
 	return sum.LastEnd.Kind
 }
 
+// held reports whether a writer holds the session now: the store's session.Watcher says;
+// a store without one shows every session as it stands.
+func (s *Server) held(ctx context.Context, id string) bool {
+	w, ok := s.opts.Store.(session.Watcher)
+	if !ok {
+		return false
+	}
+	a, err := w.Activity(ctx, id)
+	return err == nil && a.Held
+}
+
 // load reads a session. A live session's open turn is not closed with recovery events:
 // its writer is still working on it.
 func (s *Server) load(ctx context.Context, id string) (*loadedSession, error) {
+	return s.loadAs(ctx, id, s.held(ctx, id))
+}
+
+// loadAs reads a session whose writer's presence is known.
+func (s *Server) loadAs(ctx context.Context, id string, live bool) (*loadedSession, error) {
 	l, err := s.opts.Store.Load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	ls := &loadedSession{Loaded: l, Live: locked(l.Path)}
+	ls := &loadedSession{Loaded: l, Live: live}
 	if ls.Live && l.Recovered > 0 {
 		ls.Events = l.Events[:len(l.Events)-l.Recovered]
 		ls.Recovered = 0
@@ -304,13 +304,30 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) (*loadedSession,
 	return ls, true
 }
 
+// socket returns the approval socket of session id, "" when the page answers no
+// questions.
+func (s *Server) socket(id string) string {
+	if s.opts.Approvals == "" {
+		return ""
+	}
+	p, err := approval.SocketPath(s.opts.Approvals, id)
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
 // canAnswer reports whether a session takes approval answers from outside: it is live
 // and its approval socket exists.
-func canAnswer(ls *loadedSession) bool {
+func (s *Server) canAnswer(ls *loadedSession) bool {
 	if !ls.Live {
 		return false
 	}
-	fi, err := os.Lstat(approval.ChannelPath(ls.Path))
+	p := s.socket(ls.Header.ID)
+	if p == "" {
+		return false
+	}
+	fi, err := os.Lstat(p)
 	return err == nil && fi.Mode()&os.ModeSocket != 0
 }
 
@@ -326,7 +343,7 @@ func (s *Server) items(ls *loadedSession) []item {
 			}
 		}
 	}
-	answer := canAnswer(ls)
+	answer := s.canAnswer(ls)
 	var top []item
 	calls := map[string]int{} // call id → index in top
 	for i, e := range ls.Events {
@@ -371,7 +388,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 		"ID": ls.Header.ID, "Header": ls.Header, "Summary": sum, "Created": when(ls.Header.CreatedAt),
 		"Updated": when(sum.Updated), "Status": ls.status(sum), "Live": ls.Live, "Usage": u, "Items": s.items(ls),
 		"Next": len(ls.Events), "Recovered": ls.Recovered, "Torn": ls.TornBytes,
-		"AnswerHere": canAnswer(ls),
+		"AnswerHere": s.canAnswer(ls),
 	}
 	if uerr != nil {
 		data["UsageError"] = uerr.Error()
@@ -408,13 +425,13 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !canAnswer(ls) {
+	if !s.canAnswer(ls) {
 		s.fail(w, http.StatusConflict, fmt.Errorf("session %s takes no answers from this page: it is not running, or was not started with --approve-from web", ls.Header.ID))
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
-	if err := approval.SendAnswer(ctx, approval.ChannelPath(ls.Path), a); err != nil {
+	if err := approval.SendAnswer(ctx, s.socket(ls.Header.ID), a); err != nil {
 		s.fail(w, http.StatusConflict, err)
 		return
 	}
@@ -467,56 +484,101 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		rd.event(i, ls.Events[i]) // the page has these: learn their calls
 	}
 	id := ls.Header.ID
-	var size int64 = -1
+	watcher, watched := s.opts.Store.(session.Watcher)
+	var mark int64 = -1
 	live := !ls.Live // differs: the first status is sent
-	tick := time.NewTicker(s.opts.Poll)
-	defer tick.Stop()
+	lastErr := ""
+	failure := func(err error) {
+		if err.Error() != lastErr {
+			lastErr = err.Error()
+			writeSSE(w, "failure", "", map[string]string{"error": lastErr})
+			fl.Flush()
+		}
+	}
+	wait := s.opts.Poll
+	timer := time.NewTimer(0)
+	defer timer.Stop()
 	for {
-		fi, err := os.Stat(ls.Path)
-		if err == nil && (fi.Size() != size || locked(ls.Path) != live) {
-			size = fi.Size()
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		changed := true
+		if watched {
+			a, err := watcher.Activity(ctx, id)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				failure(err)
+				timer.Reset(wait)
+				continue
+			}
+			changed = a.Mark != mark || a.Held != live
+			mark = a.Mark
+		}
+		sent := 0
+		if changed {
 			next, err := s.load(ctx, id)
 			if err != nil {
 				if ctx.Err() != nil {
 					return
 				}
-				writeSSE(w, "failure", "", map[string]string{"error": err.Error()})
+				failure(err)
 			} else {
-				answer := canAnswer(next)
-				for i := from; i < len(next.Events); i++ {
-					it, ok := rd.event(i, next.Events[i])
-					from = i + 1
-					if !ok {
-						continue
-					}
-					if it.Kind == "asked" {
-						it.Reply.CanAnswer, it.Reply.Session, it.Reply.CSRF = answer, id, s.csrf
-					}
-					var b strings.Builder
-					if err := s.tmpl.ExecuteTemplate(&b, "item", it); err != nil {
-						b.Reset()
-						b.WriteString(template.HTMLEscapeString(err.Error()))
-					}
-					m := streamed{HTML: b.String(), Parent: it.Parent, Root: it.Root}
-					if it.Kind == "decided" {
-						m.Answered = it.ID
-					}
-					writeSSE(w, "ev", fmt.Sprint(i), m)
-				}
+				lastErr = ""
+				sent = s.send(w, rd, next, from)
+				from = max(from, len(next.Events))
 				if next.Live != live {
 					live = next.Live
 					sum := session.Summarize(next.Header, next.Events)
 					writeSSE(w, "status", "", map[string]any{"live": live, "status": next.status(sum)})
+					sent++
 				}
 				fl.Flush()
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
+		// A store that cannot say when a session changed is reloaded less often while it
+		// does not.
+		if !watched {
+			if sent == 0 {
+				wait = min(2*wait, max(MaxBackoff, s.opts.Poll))
+			} else {
+				wait = s.opts.Poll
+			}
 		}
+		timer.Reset(wait)
 	}
+}
+
+// send writes the events of next from index from on as server-sent events and returns
+// how many it wrote.
+func (s *Server) send(w http.ResponseWriter, rd *renderer, next *loadedSession, from int) int {
+	id := next.Header.ID
+	answer := s.canAnswer(next)
+	n := 0
+	for i := from; i < len(next.Events); i++ {
+		it, ok := rd.event(i, next.Events[i])
+		if !ok {
+			continue
+		}
+		if it.Kind == "asked" {
+			it.Reply.CanAnswer, it.Reply.Session, it.Reply.CSRF = answer, id, s.csrf
+		}
+		var b strings.Builder
+		if err := s.tmpl.ExecuteTemplate(&b, "item", it); err != nil {
+			b.Reset()
+			b.WriteString(template.HTMLEscapeString(err.Error()))
+		}
+		m := streamed{HTML: b.String(), Parent: it.Parent, Root: it.Root}
+		if it.Kind == "decided" {
+			m.Answered = it.ID
+		}
+		writeSSE(w, "ev", fmt.Sprint(i), m)
+		n++
+	}
+	return n
 }
 
 func parseIndex(v string) (int, error) {

@@ -246,10 +246,11 @@ func TestApproveFromThePage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	r := &recorder{t: t, log: l.(*session.FileLog)}
+	r := &recorder{t: t, log: l}
 	r.add(session.TurnStart{Turn: 1}.Event())
 	r.add(session.ToolCall{Turn: 1, Step: 1, CallID: "c1", Name: "bash", Arguments: `{"command":"git push"}`}.Event())
-	ch, err := approval.ListenChannel(approval.ChannelPath(l.Path()))
+	sockets := t.TempDir()
+	ch, err := approval.ListenSession(sockets, l.Header().ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func TestApproveFromThePage(t *testing.T) {
 		decided <- out
 	}()
 	testwait.Recv(t, asked, "the question")
-	srv := serve(t, viewer.Options{Store: store})
+	srv := serve(t, viewer.Options{Store: store, Approvals: sockets})
 	page := srv.URL + "/session/" + l.Header().ID
 	_, body := get(t, http.DefaultClient, page, nil)
 	mustContain(t, "page", body, "needs approval: matches ask rule", "Allow once", "Reject")
@@ -306,7 +307,8 @@ func TestApproveFromThePage(t *testing.T) {
 func TestApproveNeedsARunningSession(t *testing.T) {
 	store := newStore(t)
 	id, _ := record(t, store, false)
-	srv := serve(t, viewer.Options{Store: store})
+	sockets := t.TempDir()
+	srv := serve(t, viewer.Options{Store: store, Approvals: sockets})
 	// A page of a live session with an open question shows the form; take its secret there.
 	live, r := record(t, store, true)
 	r.add(session.ApprovalAsked{ID: "q2", ToolName: "bash", CallID: "c9"}.Event())
@@ -316,7 +318,7 @@ func TestApproveNeedsARunningSession(t *testing.T) {
 		t.Fatalf("a session without an approval socket offers the form")
 	}
 	// The secret is the server's; a page with a form gives it away, so make one.
-	ch, err := approval.ListenChannel(approval.ChannelPath(r.log.Path()))
+	ch, err := approval.ListenSession(sockets, live)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,7 +397,7 @@ func TestRecordedSessionShowsRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &recorder{t: t, log: l.(*session.FileLog)}
+	r := &recorder{t: t, log: l}
 	r.add(session.TurnStart{Turn: 1}.Event())
 	r.user("a turn dsh never finished")
 	l.Close()

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/dsh-go/dsh/policy/approval"
@@ -12,8 +10,8 @@ import (
 
 // runApprove implements "dsh approve SESSION CALL yes|no [--reason TEXT]": it answers a
 // pending approval question of a session running on this machine with --approve-from web,
-// through the approval socket in its session directory, or with --temporal that of a
-// durable session, through its workflow (runApproveTemporal).
+// through the session's approval socket under the dsh home (whichever store keeps its log),
+// or with --temporal that of a durable session, through its workflow (runApproveTemporal).
 func runApprove(ctx context.Context, e *env, args []string) error {
 	for _, a := range args {
 		if a == "--" {
@@ -37,7 +35,11 @@ func runApprove(ctx context.Context, e *env, args []string) error {
 	if err := a.Check(); err != nil {
 		return &usageError{err.Error()}
 	}
-	store, err := sessionStore(ctx, e, cf)
+	c, err := loadConfig(e, e.cwd, cf)
+	if err != nil {
+		return err
+	}
+	store, err := openStore(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -46,31 +48,23 @@ func runApprove(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	l, err := store.Load(ctx, id)
+	path, err := approval.SocketPath(approval.SocketDir(c.home), id)
 	if err != nil {
 		return err
 	}
-	if l.Path == "" {
-		return fmt.Errorf("session %s: its store keeps no session directory, so it has no approval socket to answer on", id)
-	}
-	if err := approval.SendAnswer(ctx, approval.ChannelPath(l.Path), a); err != nil {
+	if err := approval.SendAnswer(ctx, path, a); err != nil {
 		return fmt.Errorf("session %s: %w", id, err)
 	}
 	fmt.Fprintf(e.stdout, "answered %s to call %s of session %s\n", a.Decision, a.CallID, id)
 	return nil
 }
 
-// webApprovals opens the approval socket of a session whose log will be at logPath (its
-// directory is created when missing): the viewer's page and "dsh approve" answer the
-// session's questions through it. Each question is announced on the transcript's stream.
-func webApprovals(e *env, id, logPath string) (*approval.Channel, error) {
-	if logPath == "" {
-		return nil, &usageError{"--approve-from web needs the file session store: the approval socket lives in the session's directory (sessions.store is set)"}
-	}
-	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
-		return nil, fmt.Errorf("--approve-from web: %w", err)
-	}
-	ch, err := approval.ListenChannel(approval.ChannelPath(logPath))
+// webApprovals opens the approval socket of session id under the dsh home
+// (approval.SocketDir): the viewer's page and "dsh approve" answer the session's questions
+// through it, whichever store keeps the session. Each question is announced on the
+// transcript's stream.
+func webApprovals(e *env, home, id string) (*approval.Channel, error) {
+	ch, err := approval.ListenSession(approval.SocketDir(home), id)
 	if err != nil {
 		return nil, fmt.Errorf("--approve-from web: %w", err)
 	}

@@ -48,7 +48,7 @@ type convOptions struct {
 	// approval is the approval preset (--approval), "" for none.
 	approval string
 	// approveFromWeb answers approval questions from the session viewer and dsh approve,
-	// through a socket in the session directory, instead of the terminal.
+	// through the session's socket under the dsh home, instead of the terminal.
 	approveFromWeb bool
 }
 
@@ -196,7 +196,7 @@ func openConversation(ctx context.Context, e *env, opts convOptions) (_ *convers
 	}}
 	prompter := opts.prompter
 	if opts.approveFromWeb {
-		ch, err := webApprovals(e, cv.flog.Header().ID, cv.flog.Path())
+		ch, err := webApprovals(e, c.home, cv.flog.Header().ID)
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/tool"
 	"github.com/dsh-go/dsh/viewer"
 )
@@ -53,7 +54,8 @@ func runSessionServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer rt.Close()
-	v, err := viewer.New(viewer.Options{Store: store, Token: token, Definition: func(name string) *tool.Definition { return rt.reg.Get(name, nil) }})
+	v, err := viewer.New(viewer.Options{Store: store, Token: token, Approvals: approval.SocketDir(c.home),
+		Definition: func(name string) *tool.Definition { return rt.reg.Get(name, nil) }})
 	if err != nil {
 		return err
 	}

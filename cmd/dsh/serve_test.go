@@ -60,8 +60,12 @@ func webRun(t *testing.T, s *sandbox, extra ...string) (session.Store, string, s
 // with "dsh approve": the call runs and the turn completes.
 func TestApproveCommandAnswersARunningSession(t *testing.T) {
 	s := newSandbox(t)
-	_, id, path, done := webRun(t, s)
-	if fi, err := os.Lstat(approval.ChannelPath(path)); err != nil || fi.Mode().Perm() != 0o600 {
+	_, id, _, done := webRun(t, s)
+	sock, err := approval.SocketPath(approval.SocketDir(s.home), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(sock); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("approval socket: %v %v", fi, err)
 	}
 	// Bad answers are usage errors and change nothing.
@@ -78,7 +82,7 @@ func TestApproveCommandAnswersARunningSession(t *testing.T) {
 		t.Fatalf("dsh run: %d\n%s", res.code, res.stderr)
 	}
 	mustContain(t, "transcript", res.stderr, "? bash needed approval", "dsh approve "+id+" call_1 yes|no", "✓ allowed once", "\n  approved-and-ran\n", "— turn 1 completed")
-	if _, err := os.Lstat(approval.ChannelPath(path)); !os.IsNotExist(err) {
+	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
 		t.Errorf("the approval socket outlived the run: %v", err)
 	}
 	// The session is over: nothing takes answers any more.
@@ -218,5 +222,25 @@ func TestChatApproveFromWeb(t *testing.T) {
 	p.send("/quit\r")
 	if code := p.wait(); code != 0 {
 		t.Fatalf("exit status %d:\n%s", code, p.text())
+	}
+}
+
+// TestApproveCommandWithPostgres: with the sessions in PostgreSQL, --approve-from web
+// listens under the dsh home all the same and "dsh approve" answers through it.
+func TestApproveCommandWithPostgres(t *testing.T) {
+	s := newSandbox(t)
+	s.env["DSH_SESSIONS_STORE"] = pg.Database(t)
+	store, id, _, done := webRun(t, s)
+	defer closeStore(store)
+	testwait.Until(t, "dsh approve to be taken", func() bool {
+		return s.dsh("approve", id[:10], "call_1", "yes").code == 0
+	})
+	res := testwait.Recv(t, done, "dsh run to end")
+	if res.code != 0 {
+		t.Fatalf("dsh run: %d\n%s", res.code, res.stderr)
+	}
+	mustContain(t, "transcript", res.stderr, "✓ allowed once", "\n  approved-and-ran\n", "— turn 1 completed")
+	if _, err := os.Stat(filepath.Join(s.home, "sessions")); err == nil {
+		t.Errorf("a session directory was written although the store is PostgreSQL")
 	}
 }

@@ -15,12 +15,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
 )
-
-// ChannelFile is the name of the approval socket a running session listens on, in its
-// session directory (beside the log).
-const ChannelFile = "approve.sock"
 
 // Decisions a ChannelAnswer carries.
 const (
@@ -69,7 +66,7 @@ type channelReply struct {
 
 // Channel is a Prompter answered from other processes of the same user on this machine:
 // the session viewer's approval buttons and "dsh approve". It listens on a unix socket
-// (mode 0600, in the session's 0700 directory; on Linux the peer's user id is checked
+// (mode 0600, in a 0700 directory, see SocketPath; on Linux the peer's user id is checked
 // too), and each question waits until an answer names its call, or until its context ends
 // (ApprovalCancelled). An answer for a call that is not waiting is refused with an error
 // the sender sees, so nothing answers a question before it is asked. The usual rules are
@@ -364,7 +361,49 @@ func ctxErr(ctx context.Context, err error) error {
 	return err
 }
 
-// ChannelPath returns the approval socket of the session whose log is at logPath.
-func ChannelPath(logPath string) string {
-	return filepath.Join(filepath.Dir(logPath), ChannelFile)
+// SocketDir returns the directory that holds the approval sockets of the sessions a user
+// runs on this machine, under their dsh home. It does not depend on where the sessions'
+// logs are kept, so a session in a database takes answers as one in files does.
+func SocketDir(home string) string { return filepath.Join(home, "run", "approve") }
+
+// maxSocketName bounds the file name of an approval socket (a file name's usual limit).
+const maxSocketName = 255
+
+// SocketPath returns where the session id listens for approval answers in dir (see
+// SocketDir): a file named for the id, encoded as a file name as the session store
+// encodes it.
+func SocketPath(dir, id string) (string, error) {
+	seg, err := session.EncodeSegment(id)
+	if err != nil {
+		return "", fmt.Errorf("approval socket of session %q: %w", id, err)
+	}
+	name := seg + ".sock"
+	if len(name) > maxSocketName {
+		return "", fmt.Errorf("approval socket of session %q: the id is too long for a file name (%d bytes encoded)", id, len(seg))
+	}
+	return filepath.Join(dir, name), nil
+}
+
+// ListenSession opens the approval socket of session id in dir (see SocketDir), creating
+// the directory with mode 0700. A directory that other users may write to is refused:
+// they could replace the socket and read the answers meant for the session.
+func ListenSession(dir, id string) (*Channel, error) {
+	path, err := SocketPath(dir, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("approval channel: %w", err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("approval channel: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("approval channel: %q is not a directory", dir)
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return nil, fmt.Errorf("approval channel: other users may write to %q (mode %v): make it private (chmod 700)", dir, fi.Mode().Perm())
+	}
+	return ListenChannel(path)
 }

@@ -9,12 +9,12 @@ import (
 	"github.com/dsh-go/dsh/policy/approval"
 )
 
-// A session listens for answers on a socket in its directory; another process (the
-// viewer, "dsh approve") answers a waiting question by its call id.
-func ExampleListenChannel() {
-	dir, _ := os.MkdirTemp("", "session")
-	defer os.RemoveAll(dir)
-	ch, err := approval.ListenChannel(filepath.Join(dir, approval.ChannelFile))
+// A running session listens for answers on its socket under the dsh home; another process
+// (the viewer, "dsh approve") answers a waiting question by its call id.
+func ExampleListenSession() {
+	home, _ := os.MkdirTemp("", "dsh-home")
+	defer os.RemoveAll(home)
+	ch, err := approval.ListenSession(approval.SocketDir(home), "20261201T103900Z-3f9a2c1d")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -28,11 +28,14 @@ func ExampleListenChannel() {
 		replies <- r
 	}()
 	<-waiting
-	err = approval.SendAnswer(context.Background(), ch.Path(), approval.ChannelAnswer{CallID: "call_1", Decision: "no", Reason: "run the tests first"})
+	path, _ := approval.SocketPath(approval.SocketDir(home), "20261201T103900Z-3f9a2c1d")
+	fmt.Println(filepath.Base(path))
+	err = approval.SendAnswer(context.Background(), path, approval.ChannelAnswer{CallID: "call_1", Decision: "no", Reason: "run the tests first"})
 	fmt.Println(err)
 	r := <-replies
 	fmt.Printf("%s: %s\n", r.Outcome, r.Feedback)
 	// Output:
+	// 20261201T103900Z-3f9a2c1d.sock
 	// <nil>
 	// rejected: run the tests first
 }

@@ -31,7 +31,7 @@ func TestChannelRefusesAnotherUser(t *testing.T) {
 	}
 	defer os.RemoveAll(dir)
 	os.Chmod(dir, 0o711)
-	c, err := ListenChannel(filepath.Join(dir, ChannelFile))
+	c, err := ListenChannel(filepath.Join(dir, "approve.sock"))
 	if err != nil {
 		t.Fatal(err)
 	}

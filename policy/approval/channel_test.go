@@ -17,7 +17,7 @@ import (
 // listen opens a channel in a fresh 0700 directory and closes it with the test.
 func listen(t *testing.T, dir string) *approval.Channel {
 	t.Helper()
-	c, err := approval.ListenChannel(filepath.Join(dir, approval.ChannelFile))
+	c, err := approval.ListenChannel(filepath.Join(dir, "approve.sock"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,11 +126,11 @@ func TestChannelRefusesBadAnswers(t *testing.T) {
 func TestSendAnswerChecksFirst(t *testing.T) {
 	ctx := testwait.Context(t)
 	dir := t.TempDir()
-	err := approval.SendAnswer(ctx, filepath.Join(dir, approval.ChannelFile), approval.ChannelAnswer{CallID: "c", Decision: "nope"})
+	err := approval.SendAnswer(ctx, filepath.Join(dir, "approve.sock"), approval.ChannelAnswer{CallID: "c", Decision: "nope"})
 	if err == nil || !strings.Contains(err.Error(), `decision must be "yes" or "no"`) {
 		t.Fatalf("err = %v", err)
 	}
-	err = approval.SendAnswer(ctx, filepath.Join(dir, approval.ChannelFile), approval.ChannelAnswer{CallID: "c", Decision: "yes"})
+	err = approval.SendAnswer(ctx, filepath.Join(dir, "approve.sock"), approval.ChannelAnswer{CallID: "c", Decision: "yes"})
 	if err == nil || !strings.Contains(err.Error(), "takes no answers from outside") {
 		t.Fatalf("err = %v", err)
 	}
@@ -179,7 +179,7 @@ func TestChannelSocketFile(t *testing.T) {
 		t.Fatalf("second listener: %v", err)
 	}
 	// A file in the way is not replaced.
-	other := filepath.Join(t.TempDir(), approval.ChannelFile)
+	other := filepath.Join(t.TempDir(), "approve.sock")
 	os.WriteFile(other, []byte("x"), 0o600)
 	if _, err := approval.ListenChannel(other); err == nil || !strings.Contains(err.Error(), "is not a socket") {
 		t.Fatalf("file in the way: %v", err)
@@ -196,7 +196,7 @@ func TestChannelStaleSocketAndLongPath(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, approval.ChannelFile)
+	path := filepath.Join(dir, "approve.sock")
 	// A socket left by a dead process (bound, then its listener closed without removing it).
 	first, err := approval.ListenChannel(path)
 	if err != nil {
@@ -241,5 +241,70 @@ func TestChannelThroughTheService(t *testing.T) {
 	}
 	if r := testwait.Recv(t, got, "the decision"); r.out != tool.ApprovalRejected || r.feedback != "too risky" {
 		t.Fatalf("decision = %+v", r)
+	}
+}
+
+// TestListenSession: the socket of a session is named for its id in a private directory
+// created on demand; a directory others may write to, a file in its place and an id that
+// cannot be a file name are refused with what is wrong.
+func TestListenSession(t *testing.T) {
+	ctx := testwait.Context(t)
+	home := t.TempDir()
+	dir := approval.SocketDir(home)
+	c, err := approval.ListenSession(dir, "20261201T103900Z-3f9a2c1d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(home, "run", "approve", "20261201T103900Z-3f9a2c1d.sock")
+	if c.Path() != want {
+		t.Errorf("socket at %s, want %s", c.Path(), want)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("socket directory: %v %v, want mode 0700", fi, err)
+	}
+	out, asked := ask(t, ctx, c, approval.Question{ID: "q", CallID: "call"})
+	testwait.Recv(t, asked, "the question to wait")
+	if err := approval.SendAnswer(ctx, want, approval.ChannelAnswer{CallID: "call", Decision: "yes"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := testwait.Recv(t, out, "the reply"); got.Outcome != tool.ApprovalAllowedOnce {
+		t.Fatalf("reply = %+v", got)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(want); !os.IsNotExist(err) {
+		t.Errorf("the socket outlived Close: %v", err)
+	}
+
+	// An id with a path separator stays one file name in the directory.
+	p, err := approval.SocketPath(dir, "a/../b")
+	if err != nil || filepath.Dir(p) != dir {
+		t.Errorf("SocketPath(a/../b) = %q, %v: want a file in %s", p, err, dir)
+	}
+
+	open := filepath.Join(t.TempDir(), "open")
+	if err := os.Mkdir(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(open, 0o777) // past the umask
+	notDir := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(notDir, nil, 0o600)
+	for _, tt := range []struct{ name, dir, id, want string }{
+		{"world-writable directory", open, "s1", "other users may write to"},
+		{"a file in place of the directory", notDir, "s1", "not a directory"},
+		{"empty id", dir, "", "cannot encode an empty path segment"},
+		{"id too long for a file name", dir, strings.Repeat("x", 300), "too long for a file name"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := approval.ListenSession(tt.dir, tt.id)
+			if err == nil {
+				c.Close()
+				t.Fatalf("ListenSession(%q, %q) succeeded", tt.dir, tt.id)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %q lacks %q", err, tt.want)
+			}
+		})
 	}
 }

@@ -518,3 +518,21 @@ func summaryArgs(sum session.Summary) []any {
 	return []any{sum.Cwd, sum.FirstPrompt, sum.Turns, sum.Messages, sum.LastEnd.Kind,
 		int64(sum.Tokens.Input), int64(sum.Tokens.CachedInput), int64(sum.Tokens.Output), int64(sum.Tokens.Reasoning)}
 }
+
+// Activity returns whether a writer's lease on the session is in force (a crashed
+// writer's counts until it lapses) and the session's event count as its mark
+// (session.Watcher).
+func (s *Store) Activity(ctx context.Context, id string) (session.Activity, error) {
+	var a session.Activity
+	err := s.pool.QueryRow(ctx, `SELECT next_seq, lease_owner IS NOT NULL AND lease_until >= $2 FROM dsh_sessions WHERE id = $1`,
+		id, s.now()).Scan(&a.Mark, &a.Held)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return session.Activity{}, fmt.Errorf("session %q: %w", id, session.ErrNotFound)
+	}
+	if err != nil {
+		return session.Activity{}, fmt.Errorf("pgstore: look at session %q in %s: %w", id, s.root, err)
+	}
+	return a, nil
+}
+
+var _ session.Watcher = (*Store)(nil)
