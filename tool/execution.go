@@ -2,6 +2,7 @@ package tool
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/dsh-go/dsh/content"
 	"github.com/dsh-go/dsh/internal/ids"
@@ -86,6 +87,11 @@ type Call struct {
 	mu        sync.Mutex
 	deferred  []content.Message
 	concluded bool
+
+	// owned holds the first value a typed body built for this call (see Call.own), and
+	// ownedUsed reports that it is taken.
+	owned     ownedValue
+	ownedUsed atomic.Bool
 }
 
 // DeferContext appends a user-role message to this call's result as an additional context.

@@ -516,15 +516,16 @@ func runBody(ctx context.Context, def *Definition, call *Call) (v any, owned boo
 			v, owned, err = nil, false, panicFailure(def.Name, "the body", p)
 		}
 	}()
-	if exec := def.ownedExecute(); exec != nil {
-		v, err = exec(ctx, call)
-		return v, err == nil, err
-	}
 	if def.Execute == nil {
 		return nil, false, fmt.Errorf("tool %q has no body", def.Name)
 	}
-	v, err = def.Execute(ctx, call)
-	return v, false, err
+	if v, err = def.Execute(ctx, call); err != nil {
+		return nil, false, err
+	}
+	if ov, ok := v.(*ownedValue); ok && ov != nil {
+		return ov.v, true, nil
+	}
+	return v, false, nil
 }
 
 func unknownTool(name string) error {
@@ -556,7 +557,7 @@ func (inv *Invocation) success(e *entry, value any, owned bool) (*Result, error)
 	var v any
 	if owned {
 		v = value
-	} else if ov, ok := value.(ownedValue); ok {
+	} else if ov, ok := value.(*ownedValue); ok && ov != nil {
 		v = ov.v
 	} else {
 		var err error
