@@ -107,6 +107,13 @@ func Canonical(v any) ([]byte, error) {
 	return e.encode(nil, v)
 }
 
+// AppendCanonical appends the canonical form of v (see Canonical) to dst, so that a caller
+// comparing or hashing canonical forms can reuse one buffer.
+func AppendCanonical(dst []byte, v any) ([]byte, error) {
+	e := encoder{canonical: true}
+	return e.encode(dst, v)
+}
+
 // truncateIndent keeps at most the first 10 UTF-16 code units of indent, without splitting
 // a surrogate pair.
 func truncateIndent(indent string) string {
