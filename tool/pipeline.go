@@ -64,6 +64,7 @@ type Invocation struct {
 	postVal   postRun
 	finVal    finalizeRun
 	notifyVal notifyRun
+	wrapVal   wrapState
 }
 
 // Execution returns the invocation's immutable execution.
@@ -345,6 +346,18 @@ func (inv *Invocation) dispatched(res *Result) *Result {
 	return res
 }
 
+// wrapState is the state of the around-execute wrapper chain of one dispatch: the bodies it
+// started (wg), whether it has returned (closed: a later next is refused) and the results
+// handed to the wrappers, with the storage for the first of them.
+type wrapState struct {
+	mu        sync.Mutex
+	wg        sync.WaitGroup
+	closed    bool
+	bodyTaken bool // the invocation's body storage is in use
+	handoffs  []handoff
+	first     [1]handoff
+}
+
 // handoff pairs the copy of a core dispatch result handed to a wrapper with the
 // authoritative original.
 type handoff struct{ handed, produced *Result }
@@ -356,26 +369,27 @@ type handoff struct{ handed, produced *Result }
 // returned, and a wrapper that calls next after the chain returned gets an error instead
 // of a body run: the registry never abandons a started body.
 func (inv *Invocation) wrapped(hs []*hook[ExecuteFunc]) (*Result, error) {
-	var (
-		mu       sync.Mutex
-		wg       sync.WaitGroup
-		closed   bool
-		handoffs []handoff
-	)
+	w := &inv.wrapVal
+	w.handoffs = w.first[:0]
 	inner := func(ctx context.Context) (*Result, error) {
-		mu.Lock()
-		if closed {
-			mu.Unlock()
+		w.mu.Lock()
+		if w.closed {
+			w.mu.Unlock()
 			return nil, fmt.Errorf("tool \"%s\": tools/execute wrapper called next after the wrapper chain returned", inv.exec.name)
 		}
-		wg.Add(1)
-		mu.Unlock()
-		defer wg.Done()
-		produced := inv.body(ctx, new(bodyRun))
+		w.wg.Add(1)
+		b := &inv.bodyVal // the first run's state lives in the invocation
+		if w.bodyTaken {
+			b = new(bodyRun)
+		}
+		w.bodyTaken = true
+		w.mu.Unlock()
+		defer w.wg.Done()
+		produced := inv.body(ctx, b)
 		handed := produced.Clone()
-		mu.Lock()
-		handoffs = append(handoffs, handoff{handed: handed, produced: produced})
-		mu.Unlock()
+		w.mu.Lock()
+		w.handoffs = append(w.handoffs, handoff{handed: handed, produced: produced})
+		w.mu.Unlock()
 		return handed, nil
 	}
 	exec := inv.exec
@@ -400,10 +414,10 @@ func (inv *Invocation) wrapped(hs []*hook[ExecuteFunc]) (*Result, error) {
 		// Deferred, so that it also runs when a wrapper ends its goroutine with
 		// runtime.Goexit: no started body is abandoned.
 		defer func() {
-			mu.Lock()
-			closed = true
-			mu.Unlock()
-			wg.Wait()
+			w.mu.Lock()
+			w.closed = true
+			w.mu.Unlock()
+			w.wg.Wait()
 		}()
 		return step(0, inv.ctx)
 	}()
@@ -413,7 +427,7 @@ func (inv *Invocation) wrapped(hs []*hook[ExecuteFunc]) (*Result, error) {
 	if res == nil {
 		return nil, fmt.Errorf("tool \"%s\": tools/execute wrapper returned no result", exec.name)
 	}
-	for _, h := range handoffs {
+	for _, h := range w.handoffs {
 		if h.handed == res {
 			return h.produced, nil
 		}
