@@ -195,6 +195,11 @@ func (inv *Invocation) prepared(res *Result, post bool, err error) {
 type prepareRun struct {
 	pre    []*hook[PreExecuteFunc]
 	guards []CodedGuardFunc
+
+	// The chain runPre runs.
+	ctx   context.Context
+	exec  *Execution
+	chain []*hook[PreExecuteFunc]
 }
 
 // prepareHooks runs the pre-execute hooks, approval and guards; inv.where names the kind of code running, for a Goexit.
@@ -207,7 +212,7 @@ func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []CodedG
 	}()
 	ctx, exec, r := inv.ctx, inv.exec, inv.r
 	*where = "a pre-execute hook"
-	d, err := runPre(ctx, exec, pre)
+	d, err := inv.prepVal.runPre(ctx, exec, pre)
 	if err != nil {
 		return nil, false, err
 	}
@@ -247,23 +252,27 @@ func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []CodedG
 	return nil, false, nil
 }
 
-func runPre(ctx context.Context, exec *Execution, hs []*hook[PreExecuteFunc]) (PreDecision, error) {
+// runPre runs the pre-execute hooks hs as a chain, each deciding around the ones after it.
+// The chain's state is p's, so that a call allocates only each hook's next.
+func (p *prepareRun) runPre(ctx context.Context, exec *Execution, hs []*hook[PreExecuteFunc]) (PreDecision, error) {
 	if len(hs) == 0 {
 		return Allow(), nil
 	}
-	var step func(i int) (PreDecision, error)
-	step = func(i int) (d PreDecision, err error) {
-		if i == len(hs) {
-			return Allow(), nil
-		}
-		defer func() {
-			if p := recover(); p != nil {
-				err = panicFailure(exec.name, "a pre-execute hook", p)
-			}
-		}()
-		return hs[i].fn(ctx, exec, func() (PreDecision, error) { return step(i + 1) })
+	p.ctx, p.exec, p.chain = ctx, exec, hs
+	return p.step(0)
+}
+
+// step runs pre-execute hook i of the chain, or allows at its end.
+func (p *prepareRun) step(i int) (d PreDecision, err error) {
+	if i == len(p.chain) {
+		return Allow(), nil
 	}
-	return step(0)
+	defer func() {
+		if v := recover(); v != nil {
+			err = panicFailure(p.exec.name, "a pre-execute hook", v)
+		}
+	}()
+	return p.chain[i].fn(p.ctx, p.exec, func() (PreDecision, error) { return p.step(i + 1) })
 }
 
 // panicError turns a recovered panic value into an error, keeping a coded error's code: for
@@ -686,6 +695,25 @@ func (inv *Invocation) done() *Result {
 // postRun holds the post-execute hooks the post-execute step runs.
 type postRun struct {
 	hs []*hook[PostExecuteFunc]
+
+	// The chain step runs: each hook gets its own copy of res.
+	ctx   context.Context
+	exec  *Execution
+	res   *Result
+	chain []*hook[PostExecuteFunc]
+}
+
+// step runs post-execute hook i of the chain, or accepts at its end.
+func (c *postRun) step(i int) (d PostDecision, err error) {
+	if i == len(c.chain) {
+		return PostDecision{}, nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = panicFailure(c.exec.name, "a post-execute hook", p)
+		}
+	}()
+	return c.chain[i].fn(c.ctx, c.exec, c.res.Clone(), func() (PostDecision, error) { return c.step(i + 1) })
 }
 
 // postHooks is post's work.
@@ -698,20 +726,10 @@ func (inv *Invocation) postHooks(res *Result, hs []*hook[PostExecuteFunc]) (out 
 	ctx, exec := inv.ctx, inv.exec
 	var d PostDecision
 	if len(hs) > 0 {
+		c := &inv.postVal
+		c.ctx, c.exec, c.res, c.chain = ctx, exec, res, hs
 		var err error
-		var step func(i int) (PostDecision, error)
-		step = func(i int) (d PostDecision, err error) {
-			if i == len(hs) {
-				return PostDecision{}, nil
-			}
-			defer func() {
-				if p := recover(); p != nil {
-					err = panicFailure(exec.name, "a post-execute hook", p)
-				}
-			}()
-			return hs[i].fn(ctx, exec, res.Clone(), func() (PostDecision, error) { return step(i + 1) })
-		}
-		if d, err = step(0); err != nil {
+		if d, err = c.step(0); err != nil {
 			return Fail(err)
 		}
 		inv.decided(StagePostExecute, postDecisionName(d), "")

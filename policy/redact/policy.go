@@ -316,7 +316,10 @@ func (p *Policy) value(v any, rep *Report) (any, bool) {
 	switch x := v.(type) {
 	case string:
 		out := p.text(x, rep)
-		return out, out != x
+		if out == x {
+			return v, false // the value as it was: boxing the text again would allocate
+		}
+		return out, true
 	case []any:
 		var out []any
 		for i, e := range x {
