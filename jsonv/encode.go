@@ -280,8 +280,12 @@ func (e *encoder) path() string {
 	return formatPath(segs)
 }
 
-// sortedMembers returns a copy of members in canonical order (see Canonical).
+// sortedMembers returns members in canonical order (see Canonical): members itself when it
+// is already in that order (the encoder only reads it), else a sorted copy.
 func sortedMembers(members []Member) []Member {
+	if slices.IsSortedFunc(members, func(a, b Member) int { return compareCanonical(a.Name, b.Name) }) {
+		return members
+	}
 	sorted := slices.Clone(members)
 	slices.SortFunc(sorted, func(a, b Member) int { return compareCanonical(a.Name, b.Name) })
 	return sorted
