@@ -107,6 +107,13 @@ func Canonical(v any) ([]byte, error) {
 	return e.encode(nil, v)
 }
 
+// AppendCanonical appends the canonical form of v (see Canonical) to dst, so that a caller
+// comparing or hashing canonical forms can reuse one buffer.
+func AppendCanonical(dst []byte, v any) ([]byte, error) {
+	e := encoder{canonical: true}
+	return e.encode(dst, v)
+}
+
 // truncateIndent keeps at most the first 10 UTF-16 code units of indent, without splitting
 // a surrogate pair.
 func truncateIndent(indent string) string {
@@ -273,8 +280,12 @@ func (e *encoder) path() string {
 	return formatPath(segs)
 }
 
-// sortedMembers returns a copy of members in canonical order (see Canonical).
+// sortedMembers returns members in canonical order (see Canonical): members itself when it
+// is already in that order (the encoder only reads it), else a sorted copy.
 func sortedMembers(members []Member) []Member {
+	if slices.IsSortedFunc(members, func(a, b Member) int { return compareCanonical(a.Name, b.Name) }) {
+		return members
+	}
 	sorted := slices.Clone(members)
 	slices.SortFunc(sorted, func(a, b Member) int { return compareCanonical(a.Name, b.Name) })
 	return sorted

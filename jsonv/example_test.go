@@ -99,3 +99,17 @@ func ExampleValue() {
 	// Output:
 	// [z a]
 }
+
+func ExampleAppendCanonical() {
+	v, err := jsonv.ParseString(`{"b":[2,1],"a":{"y":1,"x":2}}`)
+	if err != nil {
+		panic(err)
+	}
+	buf := make([]byte, 0, 64)
+	buf, err = jsonv.AppendCanonical(buf[:0], v)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(buf))
+	// Output: {"a":{"x":2,"y":1},"b":[2,1]}
+}

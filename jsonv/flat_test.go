@@ -88,3 +88,93 @@ func TestFlatShortcutsDecline(t *testing.T) {
 		}
 	}
 }
+
+// TestPropCloneFlatMatchesGeneral checks that Clone's one-allocation copy of a small flat
+// object is what the general walk makes, and is independent of its input.
+func TestPropCloneFlatMatchesGeneral(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		o := genFlatObject().Draw(t, "object")
+		got := Clone(o).(*Object)
+		want := cloneWalk(o)
+		if !sameMembers(got.members, want.members) {
+			t.Fatalf("Clone = %#v, general walk %#v", got.members, want.members)
+		}
+		if len(o.members) > 0 {
+			if &got.members[0] == &o.members[0] {
+				t.Fatal("Clone shares the member storage of its input")
+			}
+			had := o.Has("added")
+			before := o.members[0].Value
+			got.members[0].Value = "changed"
+			got.Set("added", "x")
+			if !sameMembers([]Member{o.members[0]}, []Member{{o.members[0].Name, before}}) || o.Has("added") != had {
+				t.Fatal("a change to the clone reached its input")
+			}
+		}
+	})
+}
+
+// sameMembers reports whether a and b hold the same names and identical values (a NaN is
+// identical to a NaN with the same bits).
+func sameMembers(a, b []Member) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name {
+			return false
+		}
+		fa, aok := a[i].Value.(float64)
+		fb, bok := b[i].Value.(float64)
+		switch {
+		case aok && bok:
+			if math.Float64bits(fa) != math.Float64bits(fb) {
+				return false
+			}
+		case !reflect.DeepEqual(a[i].Value, b[i].Value):
+			return false
+		}
+	}
+	return true
+}
+
+// cloneWalk is Clone without the flat shortcut: the general walk.
+func cloneWalk(o *Object) *Object {
+	if len(o.members) == 0 {
+		return &Object{}
+	}
+	members := make([]Member, len(o.members))
+	for i, m := range o.members {
+		members[i] = Member{Name: m.Name, Value: Clone(m.Value)}
+	}
+	return NewObject(members...)
+}
+
+func TestCloneFlatDeclines(t *testing.T) {
+	tests := []struct {
+		name string
+		o    *Object
+	}{
+		{"nil", nil},
+		{"empty", &Object{}},
+		{"nested array", NewObject(Member{"a", []any{1.0}})},
+		{"nested object", NewObject(Member{"a", &Object{}})},
+		{"too many members", NewObject(Member{"a", 1.0}, Member{"b", 1.0}, Member{"c", 1.0}, Member{"d", 1.0}, Member{"e", 1.0})},
+	}
+	for _, tt := range tests {
+		if c := cloneFlat(tt.o); c != nil {
+			t.Errorf("%s: cloneFlat accepted it", tt.name)
+		}
+	}
+	if c := cloneFlat(NewObject(Member{"a", "x"}, Member{"b", 2.0})); c == nil || c.Len() != 2 {
+		t.Errorf("cloneFlat of a flat object = %v", c)
+	}
+}
+
+// TestCloneFlatAllocations pins the single allocation of a small flat object's copy.
+func TestCloneFlatAllocations(t *testing.T) {
+	o := NewObject(Member{"text", "hello"}, Member{"n", 1.0})
+	if n := testing.AllocsPerRun(100, func() { _ = Clone(o) }); n != 1 {
+		t.Errorf("Clone of a flat object: %v allocations, want 1", n)
+	}
+}

@@ -526,6 +526,11 @@ func framesPath(stack []encFrame) string {
 // other types are copied as they are, and a circular value makes it run out of memory.
 // Use Snapshot for values of unknown provenance.
 func Clone(v any) any {
+	if o, ok := v.(*Object); ok {
+		if c := cloneFlat(o); c != nil {
+			return c
+		}
+	}
 	type frame struct {
 		src    []any
 		srcObj []Member
@@ -573,6 +578,35 @@ func Clone(v any) any {
 		}
 	}
 	return root
+}
+
+// maxFlatClone is the most members cloneFlat copies in one allocation.
+const maxFlatClone = 4
+
+// flatClone is a small object's copy and its members, allocated together.
+type flatClone struct {
+	o Object
+	m [maxFlatClone]Member
+}
+
+// cloneFlat returns a copy of o when o is a non-empty object of at most maxFlatClone
+// members whose values are all scalars (nothing to copy deeply), made in one allocation;
+// nil otherwise, for the general walk. The copy is what the walk makes: the same members
+// in the same order, no index (the walk's NewObject indexes only larger objects).
+func cloneFlat(o *Object) *Object {
+	if o == nil || len(o.members) == 0 || len(o.members) > maxFlatClone {
+		return nil
+	}
+	for _, m := range o.members {
+		switch m.Value.(type) {
+		case []any, *Object:
+			return nil
+		}
+	}
+	c := &flatClone{}
+	n := copy(c.m[:], o.members)
+	c.o.members = c.m[:n:n]
+	return &c.o
 }
 
 // Equal reports whether a and b are the same jsonv value: numbers compare with ==, arrays

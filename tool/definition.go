@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-	"unsafe"
 
 	"github.com/dsh-go/dsh/card"
 	"github.com/dsh-go/dsh/content"
@@ -56,35 +55,25 @@ type Definition struct {
 	// their projections decode into fresh Go values, so the pipeline need not copy what it
 	// hands them.
 	trusted bool
-	// owned is the body of a definition built by New, which returns a canonical value the
-	// pipeline adopts as it is (no snapshot, no wrapping that would allocate).
-	owned ownedBody
 }
 
-// ownedBody is a typed tool's body returning values it built itself, and the Execute it
-// was made with: when Execute has been replaced since, the pipeline calls the new one.
-type ownedBody struct {
-	execute func(ctx context.Context, call *Call) (any, error)
-	of      unsafe.Pointer
-}
-
-// funcID identifies a func value: the closure it points to. Two func values with the same
-// identity run the same code on the same captured state.
-func funcID(f func(context.Context, *Call) (any, error)) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&f))
-}
-
-// ownedExecute returns the definition's owned body when Execute is still the one New made.
-func (d *Definition) ownedExecute() func(context.Context, *Call) (any, error) {
-	if d.owned.execute != nil && funcID(d.Execute) == d.owned.of {
-		return d.owned.execute
-	}
-	return nil
-}
-
-// ownedValue is a canonical value a trusted body has just built: lossless by construction
-// and referenced by nothing else, so the pipeline adopts it without a snapshot.
+// ownedValue marks a canonical value a typed body (built by New) has just built: lossless
+// by construction and referenced by nothing else, so the pipeline adopts it without a
+// snapshot. Its field is unexported, so nothing outside the package can read or change the
+// value it carries; a body that is not New's (a replaced Execute) cannot make one except
+// by calling New's Execute, whose value it is.
 type ownedValue struct{ v any }
+
+// own marks v, which a typed body has just built for this call. The first value of a call
+// is kept in the call itself, so that the mark allocates nothing; a second one (a wrapper
+// that runs the body again) gets a mark of its own.
+func (c *Call) own(v any) *ownedValue {
+	if c != nil && c.ownedUsed.CompareAndSwap(false, true) {
+		c.owned.v = v
+		return &c.owned
+	}
+	return &ownedValue{v}
+}
 
 // Output declares what a successful call returns.
 type Output struct {

@@ -14,8 +14,10 @@
 // with a NUL byte in a path argument (file_path, path, workdir, cwd, …) fail INVALID_ARGS
 // before any hook sees them. A panic or a runtime.Goexit in a body, a pre- or post-execute
 // hook, the approver, a guard, a wrapper or finalize-content ends the call in a TOOL_PANIC
-// failure naming where it happened: that code runs on a goroutine of its own, so Goexit ends
-// only that goroutine and the caller always gets its result. A result listener's panic or
+// failure naming where it happened: that code runs on a goroutine of the call's own (one for
+// all of a call's steps, and one more for a body under around-execute wrappers), so Goexit
+// ends only that goroutine, the call goes on with its next step on a new one, and the caller
+// always gets its result. A result listener's panic or
 // Goexit is logged and changes nothing. The staged view
 // (Registry.Prepare, Invocation.Dispatch, Invocation.Finalize) lets a scheduler overlap only
 // the dispatch of concurrency-safe calls while committing everything else in model order.

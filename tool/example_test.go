@@ -223,3 +223,31 @@ func ExampleWithProgress() {
 	// c1 stdout: three
 	// done
 }
+
+// A policy keying calls by their arguments: the canonical form is the same whatever the
+// member order the model chose, and appending it to a buffer copies no arguments.
+func ExampleExecution_AppendCanonicalArgs() {
+	reg, err := tool.NewRegistry(tool.Config{})
+	if err != nil {
+		panic(err)
+	}
+	shout := tool.Must(tool.New("shout", "Upper-cases text.",
+		func(ctx context.Context, call *tool.Call, in ShoutArgs) (ShoutOut, error) {
+			return ShoutOut{Shouted: strings.ToUpper(in.Text)}, nil
+		}))
+	if _, err := reg.Register(shout); err != nil {
+		panic(err)
+	}
+	var buf [128]byte
+	reg.OnPreExecute(func(ctx context.Context, exec *tool.Execution, next func() (tool.PreDecision, error)) (tool.PreDecision, error) {
+		key, ok := exec.AppendCanonicalArgs(buf[:0])
+		fmt.Println(string(key), ok)
+		return next()
+	})
+	ctx := context.Background()
+	reg.Execute(ctx, tool.Input{CallID: "c1", Name: "shout", Args: tool.ParseArguments(`{"times":2,"text":"hi"}`)})
+	reg.Execute(ctx, tool.Input{CallID: "c2", Name: "shout", Args: tool.ParseArguments(`{"text":"hi","times":2}`)})
+	// Output:
+	// {"text":"hi","times":2} true
+	// {"text":"hi","times":2} true
+}

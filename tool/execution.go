@@ -2,6 +2,7 @@ package tool
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/dsh-go/dsh/content"
 	"github.com/dsh-go/dsh/internal/ids"
@@ -67,6 +68,21 @@ func (e *Execution) Args() (any, bool) {
 	return jsonv.Clone(e.args), true
 }
 
+// AppendCanonicalArgs appends the canonical JSON of the arguments (jsonv.Canonical: compact,
+// every object's members sorted) to dst and reports whether they were lossless. Unlike
+// encoding what Args returns, it makes no copy of the arguments first: a policy that keys
+// calls by their arguments pays only for the encoding.
+func (e *Execution) AppendCanonicalArgs(dst []byte) ([]byte, bool) {
+	if !e.argsOK {
+		return dst, false
+	}
+	out, err := jsonv.AppendCanonical(dst, e.args)
+	if err != nil {
+		return dst, false
+	}
+	return out, true
+}
+
 // ArgsJSON returns the arguments encoded as compact JSON ("" when they were not lossless).
 func (e *Execution) ArgsJSON() string {
 	if !e.argsOK {
@@ -86,6 +102,11 @@ type Call struct {
 	mu        sync.Mutex
 	deferred  []content.Message
 	concluded bool
+
+	// owned holds the first value a typed body built for this call (see Call.own), and
+	// ownedUsed reports that it is taken.
+	owned     ownedValue
+	ownedUsed atomic.Bool
 }
 
 // DeferContext appends a user-role message to this call's result as an additional context.

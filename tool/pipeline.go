@@ -40,19 +40,31 @@ type Invocation struct {
 	where     string      // what prepare is running (a hook, the approver, a guard), for a Goexit
 	call      *Call       // the body's view, once dispatched
 	trace     CallTrace   // the observer's record of the call, nil when none is installed
+	out       *Result     // the final result, once finalized
 
-	// Storage for the execution, its token, the body's view, the contained run of the
-	// body when no wrapper runs it and the result, allocated with the invocation instead of
-	// separately.
+	// The contained work of the call (see advance): the next step, the step to stop
+	// before, whether the work runs on a goroutine of its own, which step's hooks are
+	// loaded (plus one; zero for none) and whether that step runs code the registry does
+	// not own, and whether the dispatch is running the around-execute wrappers.
+	at        at
+	until     at
+	onCall    bool
+	loadedFor at
+	needs     bool
+	wrapping  bool
+
+	// Storage for the execution, its token, the body's view, the run of the body when no
+	// wrapper runs it and the state of the other steps, allocated with the invocation
+	// instead of separately.
 	execVal   Execution
 	tokVal    Token
 	callVal   Call
 	bodyVal   bodyRun
 	prepVal   prepareRun
 	postVal   postRun
-	wrapVal   wrapRun
 	finVal    finalizeRun
 	notifyVal notifyRun
+	wrapVal   wrapState
 }
 
 // Execution returns the invocation's immutable execution.
@@ -65,18 +77,25 @@ func (inv *Invocation) NeedsDispatch() bool { return inv.stage == stageDispatch 
 // caller's cancellation: a call cancelled before its body runs ends ABORTED_BEFORE_DISPATCH,
 // a successful call cancelled after its body ran ends ABORTED. Execute always waits for a
 // started body to return; it never abandons it.
+//
+// All of a call's steps that run code the registry does not own (hooks, approver, guards,
+// wrappers, the body, finalize-content, result listeners) run on one goroutine of the
+// call's own, so that a runtime.Goexit ends only that goroutine: the step it ended becomes
+// its TOOL_PANIC failure and the remaining steps go on on a new goroutine. A body under
+// around-execute wrappers runs on a goroutine of its own again, so that the wrappers
+// always see its result.
 func (r *Registry) Execute(ctx context.Context, in Input) *Result {
-	inv := r.Prepare(ctx, in)
-	if inv.NeedsDispatch() {
-		inv.Dispatch()
-	}
-	return inv.Finalize()
+	inv := r.prepareInput(ctx, in, false)
+	inv.advance(atDone)
+	return inv.done()
 }
 
 // Prepare creates the execution and runs the pre-dispatch stages: argument snapshot, Code
 // Mode collapse, pre-execute hooks, approval and guards (docs/behaviour.md §4.4, §4.5).
 func (r *Registry) Prepare(ctx context.Context, in Input) *Invocation {
-	return r.prepareInput(ctx, in, false)
+	inv := r.prepareInput(ctx, in, false)
+	inv.advance(atDispatch)
+	return inv
 }
 
 // PrepareAdmitted is Prepare for a call whose pre-dispatch decision was already made
@@ -86,9 +105,14 @@ func (r *Registry) Prepare(ctx context.Context, in Input) *Invocation {
 // approver or guard, so the decision is not taken twice. Dispatch and Finalize follow as
 // after Prepare.
 func (r *Registry) PrepareAdmitted(ctx context.Context, in Input) *Invocation {
-	return r.prepareInput(ctx, in, true)
+	inv := r.prepareInput(ctx, in, true)
+	inv.advance(atDispatch)
+	return inv
 }
 
+// prepareInput creates the invocation and checks its arguments; what it leaves to do
+// (pre-execute hooks, approval and guards unless admitted, the dispatch and the
+// finalization) is advance's.
 func (r *Registry) prepareInput(ctx context.Context, in Input, admitted bool) *Invocation {
 	root := in.RootCallID
 	if root == "" {
@@ -139,67 +163,46 @@ func (r *Registry) prepareInput(ctx context.Context, in Input, admitted bool) *I
 	if ctx.Err() != nil {
 		return inv.final(abortResult(false))
 	}
-	if admitted {
-		inv.stage = stageDispatch
-		return inv
-	}
-	res, post, err := inv.prepare()
-	if err != nil {
-		return inv.final(Fail(err))
-	}
-	if res != nil {
-		if post {
-			inv.stage, inv.result = stagePost, res
-		} else {
-			inv.stage, inv.result = stageFinal, res
-		}
-		return inv
-	}
 	inv.stage = stageDispatch
+	if admitted {
+		inv.at = atDispatch
+	}
 	return inv
 }
 
+// final ends the invocation's preparation with res, which owes no post-execute.
 func (inv *Invocation) final(res *Result) *Invocation {
-	inv.stage, inv.result = stageFinal, res
+	inv.stage, inv.result, inv.at = stageFinal, res, atPost
 	return inv
 }
 
-// prepare runs the pre-dispatch stages. It returns a result (post reports whether it owes
-// post-execute), or nil to dispatch, or an error for a hook, approval or guard failure.
-// When there are hooks or guards to run, they run contained (package contain): a panic or
-// runtime.Goexit in one is a TOOL_PANIC error naming it.
-func (inv *Invocation) prepare() (*Result, bool, error) {
-	pre := admitted(inv.r.hooks.Load().pre, inv.exec.agent)
-	guards := inv.r.guards(inv.exec)
-	if len(pre) == 0 && len(guards) == 0 {
-		return inv.prepareHooks(nil, nil)
+// prepared applies what prepareHooks returned.
+func (inv *Invocation) prepared(res *Result, post bool, err error) {
+	switch {
+	case err != nil:
+		inv.stage, inv.result = stageFinal, Fail(err)
+	case res != nil && post:
+		inv.stage, inv.result = stagePost, res
+	case res != nil:
+		inv.stage, inv.result = stageFinal, res
+	default:
+		inv.stage = stageDispatch
 	}
-	return inv.prepareContained(pre, guards)
 }
 
-// prepareContained runs prepareHooks on a goroutine of its own.
-func (inv *Invocation) prepareContained(pre []*hook[PreExecuteFunc], guards []CodedGuardFunc) (*Result, bool, error) {
-	p := &inv.prepVal
-	*p = prepareRun{inv: inv, pre: pre, guards: guards}
-	if stop := inv.r.prepares.Call(p); stop != nil {
-		return nil, false, stopFailure(inv.exec.name, inv.where, stop)
-	}
-	return p.res, p.post, p.err
-}
-
-// prepareRun is one contained run of prepareHooks, with its inputs and results.
+// prepareRun holds what the pre-dispatch step runs: the admitted pre-execute hooks and the
+// guards.
 type prepareRun struct {
-	inv    *Invocation
 	pre    []*hook[PreExecuteFunc]
 	guards []CodedGuardFunc
-	res    *Result
-	post   bool
-	err    error
+
+	// The chain runPre runs.
+	ctx   context.Context
+	exec  *Execution
+	chain []*hook[PreExecuteFunc]
 }
 
-func (p *prepareRun) run() { p.res, p.post, p.err = p.inv.prepareHooks(p.pre, p.guards) }
-
-// prepareHooks is prepare's work; inv.where names the kind of code running, for a Goexit.
+// prepareHooks runs the pre-execute hooks, approval and guards; inv.where names the kind of code running, for a Goexit.
 func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []CodedGuardFunc) (res *Result, post bool, err error) {
 	where := &inv.where
 	defer func() {
@@ -209,7 +212,7 @@ func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []CodedG
 	}()
 	ctx, exec, r := inv.ctx, inv.exec, inv.r
 	*where = "a pre-execute hook"
-	d, err := runPre(ctx, exec, pre)
+	d, err := inv.prepVal.runPre(ctx, exec, pre)
 	if err != nil {
 		return nil, false, err
 	}
@@ -249,23 +252,27 @@ func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []CodedG
 	return nil, false, nil
 }
 
-func runPre(ctx context.Context, exec *Execution, hs []*hook[PreExecuteFunc]) (PreDecision, error) {
+// runPre runs the pre-execute hooks hs as a chain, each deciding around the ones after it.
+// The chain's state is p's, so that a call allocates only each hook's next.
+func (p *prepareRun) runPre(ctx context.Context, exec *Execution, hs []*hook[PreExecuteFunc]) (PreDecision, error) {
 	if len(hs) == 0 {
 		return Allow(), nil
 	}
-	var step func(i int) (PreDecision, error)
-	step = func(i int) (d PreDecision, err error) {
-		if i == len(hs) {
-			return Allow(), nil
-		}
-		defer func() {
-			if p := recover(); p != nil {
-				err = panicFailure(exec.name, "a pre-execute hook", p)
-			}
-		}()
-		return hs[i].fn(ctx, exec, func() (PreDecision, error) { return step(i + 1) })
+	p.ctx, p.exec, p.chain = ctx, exec, hs
+	return p.step(0)
+}
+
+// step runs pre-execute hook i of the chain, or allows at its end.
+func (p *prepareRun) step(i int) (d PreDecision, err error) {
+	if i == len(p.chain) {
+		return Allow(), nil
 	}
-	return step(0)
+	defer func() {
+		if v := recover(); v != nil {
+			err = panicFailure(p.exec.name, "a pre-execute hook", v)
+		}
+	}()
+	return p.chain[i].fn(p.ctx, p.exec, func() (PreDecision, error) { return p.step(i + 1) })
 }
 
 // panicError turns a recovered panic value into an error, keeping a coded error's code: for
@@ -292,6 +299,11 @@ func (inv *Invocation) Dispatch() {
 	if inv.stage != stageDispatch {
 		panic("tool: Dispatch called on an invocation that does not need dispatch")
 	}
+	inv.advance(atPost)
+}
+
+// dispatchStep is the dispatch: the wrappers and the body, run on the call's goroutine.
+func (inv *Invocation) dispatchStep() {
 	res, err := func() (res *Result, err error) {
 		defer func() {
 			if p := recover(); p != nil {
@@ -312,17 +324,27 @@ func (inv *Invocation) dispatch() (*Result, error) {
 	inv.callVal.Execution = exec
 	inv.call = &inv.callVal
 	hs := admitted(r.hooks.Load().exec, exec.agent)
-	var res *Result
 	if len(hs) == 0 {
 		// No wrapper can see or replace the result: the body's result is authoritative.
-		// This is the only run of the body, so its state lives in the invocation.
-		res = inv.body(inv.ctx, &inv.bodyVal)
-	} else {
-		var err error
-		if res, err = inv.wrappedContained(hs); err != nil {
-			return nil, err
-		}
+		// This is the only run of the body, so its state lives in the invocation, and it
+		// runs on the call's goroutine.
+		b := &inv.bodyVal
+		*b = bodyRun{inv: inv, ctx: inv.ctx, where: "the body"}
+		b.run()
+		return inv.dispatched(b.res), nil
 	}
+	inv.wrapping = true
+	res, err := inv.wrapped(hs)
+	inv.wrapping = false
+	if err != nil {
+		return nil, err
+	}
+	return inv.dispatched(res), nil
+}
+
+// dispatched completes the dispatch's result res: the contexts the body deferred, and
+// the cancellation that replaces a success.
+func (inv *Invocation) dispatched(res *Result) *Result {
 	deferred, _ := inv.call.state()
 	if len(deferred) > 0 {
 		res.AdditionalContexts = append(content.CloneMessages(deferred), res.AdditionalContexts...)
@@ -330,30 +352,20 @@ func (inv *Invocation) dispatch() (*Result, error) {
 	if inv.ctx.Err() != nil && !res.IsError {
 		res = inv.cancelled(res)
 	}
-	return res, nil
+	return res
 }
 
-// wrappedContained runs wrapped on a goroutine of its own: a wrapper's runtime.Goexit ends
-// only that goroutine, after wrapped's deferred clean-up has waited for every body it
-// started.
-func (inv *Invocation) wrappedContained(hs []*hook[ExecuteFunc]) (*Result, error) {
-	w := &inv.wrapVal
-	*w = wrapRun{inv: inv, hs: hs}
-	if stop := inv.r.wraps.Call(w); stop != nil {
-		return nil, stopFailure(inv.exec.name, "an around-execute wrapper", stop)
-	}
-	return w.res, w.err
+// wrapState is the state of the around-execute wrapper chain of one dispatch: the bodies it
+// started (wg), whether it has returned (closed: a later next is refused) and the results
+// handed to the wrappers, with the storage for the first of them.
+type wrapState struct {
+	mu        sync.Mutex
+	wg        sync.WaitGroup
+	closed    bool
+	bodyTaken bool // the invocation's body storage is in use
+	handoffs  []handoff
+	first     [1]handoff
 }
-
-// wrapRun is one contained run of wrapped, with its inputs and results.
-type wrapRun struct {
-	inv *Invocation
-	hs  []*hook[ExecuteFunc]
-	res *Result
-	err error
-}
-
-func (w *wrapRun) run() { w.res, w.err = w.inv.wrapped(w.hs) }
 
 // handoff pairs the copy of a core dispatch result handed to a wrapper with the
 // authoritative original.
@@ -366,26 +378,27 @@ type handoff struct{ handed, produced *Result }
 // returned, and a wrapper that calls next after the chain returned gets an error instead
 // of a body run: the registry never abandons a started body.
 func (inv *Invocation) wrapped(hs []*hook[ExecuteFunc]) (*Result, error) {
-	var (
-		mu       sync.Mutex
-		wg       sync.WaitGroup
-		closed   bool
-		handoffs []handoff
-	)
+	w := &inv.wrapVal
+	w.handoffs = w.first[:0]
 	inner := func(ctx context.Context) (*Result, error) {
-		mu.Lock()
-		if closed {
-			mu.Unlock()
+		w.mu.Lock()
+		if w.closed {
+			w.mu.Unlock()
 			return nil, fmt.Errorf("tool \"%s\": tools/execute wrapper called next after the wrapper chain returned", inv.exec.name)
 		}
-		wg.Add(1)
-		mu.Unlock()
-		defer wg.Done()
-		produced := inv.body(ctx, new(bodyRun))
+		w.wg.Add(1)
+		b := &inv.bodyVal // the first run's state lives in the invocation
+		if w.bodyTaken {
+			b = new(bodyRun)
+		}
+		w.bodyTaken = true
+		w.mu.Unlock()
+		defer w.wg.Done()
+		produced := inv.body(ctx, b)
 		handed := produced.Clone()
-		mu.Lock()
-		handoffs = append(handoffs, handoff{handed: handed, produced: produced})
-		mu.Unlock()
+		w.mu.Lock()
+		w.handoffs = append(w.handoffs, handoff{handed: handed, produced: produced})
+		w.mu.Unlock()
 		return handed, nil
 	}
 	exec := inv.exec
@@ -410,10 +423,10 @@ func (inv *Invocation) wrapped(hs []*hook[ExecuteFunc]) (*Result, error) {
 		// Deferred, so that it also runs when a wrapper ends its goroutine with
 		// runtime.Goexit: no started body is abandoned.
 		defer func() {
-			mu.Lock()
-			closed = true
-			mu.Unlock()
-			wg.Wait()
+			w.mu.Lock()
+			w.closed = true
+			w.mu.Unlock()
+			w.wg.Wait()
 		}()
 		return step(0, inv.ctx)
 	}()
@@ -423,7 +436,7 @@ func (inv *Invocation) wrapped(hs []*hook[ExecuteFunc]) (*Result, error) {
 	if res == nil {
 		return nil, fmt.Errorf("tool \"%s\": tools/execute wrapper returned no result", exec.name)
 	}
-	for _, h := range handoffs {
+	for _, h := range w.handoffs {
 		if h.handed == res {
 			return h.produced, nil
 		}
@@ -438,10 +451,11 @@ func (inv *Invocation) cancelled(res *Result) *Result {
 	return a
 }
 
-// body is the innermost dispatch: fuse contexts, resolve the definition, run the body and
-// normalize its value or error. It never panics, and it runs the body
-// and its output projections contained (package contain), so that a body calling
-// runtime.Goexit ends in a TOOL_PANIC result instead of ending the caller's goroutine.
+// body is the innermost dispatch under around-execute wrappers: fuse contexts, resolve the
+// definition, run the body and normalize its value or error. It never panics, and it runs
+// the body and its output projections on a goroutine of their own (package contain), so
+// that a body calling runtime.Goexit ends in a TOOL_PANIC result the wrappers see instead of
+// ending the wrappers' goroutine.
 // b is the state of this run, which the caller provides (a body may run several times
 // concurrently when a wrapper calls next more than once).
 func (inv *Invocation) body(ctx context.Context, b *bodyRun) *Result {
@@ -516,15 +530,16 @@ func runBody(ctx context.Context, def *Definition, call *Call) (v any, owned boo
 			v, owned, err = nil, false, panicFailure(def.Name, "the body", p)
 		}
 	}()
-	if exec := def.ownedExecute(); exec != nil {
-		v, err = exec(ctx, call)
-		return v, err == nil, err
-	}
 	if def.Execute == nil {
 		return nil, false, fmt.Errorf("tool %q has no body", def.Name)
 	}
-	v, err = def.Execute(ctx, call)
-	return v, false, err
+	if v, err = def.Execute(ctx, call); err != nil {
+		return nil, false, err
+	}
+	if ov, ok := v.(*ownedValue); ok && ov != nil {
+		return ov.v, true, nil
+	}
+	return v, false, nil
 }
 
 func unknownTool(name string) error {
@@ -556,7 +571,7 @@ func (inv *Invocation) success(e *entry, value any, owned bool) (*Result, error)
 	var v any
 	if owned {
 		v = value
-	} else if ov, ok := value.(ownedValue); ok {
+	} else if ov, ok := value.(*ownedValue); ok && ov != nil {
 		v = ov.v
 	} else {
 		var err error
@@ -665,43 +680,41 @@ func (inv *Invocation) Finalize() *Result {
 		panic("tool: Finalize called before Dispatch")
 	case stageDone:
 		panic("tool: Finalize called twice")
-	case stagePost:
-		inv.result = inv.post(inv.result)
 	}
+	inv.advance(atDone)
+	return inv.done()
+}
+
+// done ends the invocation and returns its final result.
+func (inv *Invocation) done() *Result {
 	inv.stage = stageDone
-	out := inv.finish(inv.result)
-	inv.endTrace(out)
-	return out
+	inv.endTrace(inv.out)
+	return inv.out
 }
 
-// post runs the post-execute hooks and applies their decision. The
-// hooks run contained: a panic or runtime.Goexit in one is a TOOL_PANIC failure.
-func (inv *Invocation) post(res *Result) *Result {
-	hs := admitted(inv.r.hooks.Load().post, inv.exec.agent)
-	if len(hs) == 0 {
-		return inv.postHooks(res, nil)
-	}
-	return inv.postContained(res, hs)
-}
-
-// postContained runs postHooks on a goroutine of its own.
-func (inv *Invocation) postContained(res *Result, hs []*hook[PostExecuteFunc]) *Result {
-	p := &inv.postVal
-	*p = postRun{inv: inv, res: res, hs: hs}
-	if stop := inv.r.posts.Call(p); stop != nil {
-		return Fail(stopFailure(inv.exec.name, "a post-execute hook", stop))
-	}
-	return p.out
-}
-
-// postRun is one contained run of postHooks, with its inputs and result.
+// postRun holds the post-execute hooks the post-execute step runs.
 type postRun struct {
-	inv      *Invocation
-	res, out *Result
-	hs       []*hook[PostExecuteFunc]
+	hs []*hook[PostExecuteFunc]
+
+	// The chain step runs: each hook gets its own copy of res.
+	ctx   context.Context
+	exec  *Execution
+	res   *Result
+	chain []*hook[PostExecuteFunc]
 }
 
-func (p *postRun) run() { p.out = p.inv.postHooks(p.res, p.hs) }
+// step runs post-execute hook i of the chain, or accepts at its end.
+func (c *postRun) step(i int) (d PostDecision, err error) {
+	if i == len(c.chain) {
+		return PostDecision{}, nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = panicFailure(c.exec.name, "a post-execute hook", p)
+		}
+	}()
+	return c.chain[i].fn(c.ctx, c.exec, c.res.Clone(), func() (PostDecision, error) { return c.step(i + 1) })
+}
 
 // postHooks is post's work.
 func (inv *Invocation) postHooks(res *Result, hs []*hook[PostExecuteFunc]) (out *Result) {
@@ -713,20 +726,10 @@ func (inv *Invocation) postHooks(res *Result, hs []*hook[PostExecuteFunc]) (out 
 	ctx, exec := inv.ctx, inv.exec
 	var d PostDecision
 	if len(hs) > 0 {
+		c := &inv.postVal
+		c.ctx, c.exec, c.res, c.chain = ctx, exec, res, hs
 		var err error
-		var step func(i int) (PostDecision, error)
-		step = func(i int) (d PostDecision, err error) {
-			if i == len(hs) {
-				return PostDecision{}, nil
-			}
-			defer func() {
-				if p := recover(); p != nil {
-					err = panicFailure(exec.name, "a post-execute hook", p)
-				}
-			}()
-			return hs[i].fn(ctx, exec, res.Clone(), func() (PostDecision, error) { return step(i + 1) })
-		}
-		if d, err = step(0); err != nil {
+		if d, err = c.step(0); err != nil {
 			return Fail(err)
 		}
 		inv.decided(StagePostExecute, postDecisionName(d), "")
@@ -833,67 +836,51 @@ func materialize(res *Result) (*Result, error) {
 
 var errNotSerializable = errors.New("tool result must be losslessly JSON-serializable")
 
-// finish materializes the result, applies finalize-content once and notifies the result
-// listeners (docs/behaviour.md §4.8).
-func (inv *Invocation) finish(res *Result) *Result {
-	out := materializeOr(res, errNotSerializable)
+// finalizeStep materializes the result and applies finalize-content once (docs/behaviour.md §4.8).
+func (inv *Invocation) finalizeStep() {
+	inv.out = materializeOr(inv.result, errNotSerializable)
 	if fin := inv.finalizer; fin != nil {
 		f := &inv.finVal
-		*f = finalizeRun{inv: inv, fin: fin, res: out.Clone()}
-		if stop := inv.r.finalizes.Call(f); stop != nil {
-			f.blocks, f.err = nil, stopFailure(inv.exec.name, "finalize-content", stop)
-		}
-		blocks, err := f.blocks, f.err
-		switch {
-		case err != nil:
-			out = materializeOr(Fail(err), errNotSerializable)
-		case blocks != nil:
-			next := *out
-			next.Content = content.Clone(blocks)
-			out = materializeOr(&next, errNotSerializable)
-		}
+		*f = finalizeRun{fin: fin, res: inv.out.Clone()}
+		f.blocks, f.err = callFinalizer(fin, inv.exec, f.res)
+		inv.finalized()
 	}
-	if ls := admitted(inv.r.hooks.Load().result, inv.exec.agent); len(ls) > 0 {
-		inv.notify(ls, out)
-	}
-	return out
 }
 
-// finalizeRun is one contained run of finalize-content, with its inputs and results.
+// finalized applies what finalize-content returned.
+func (inv *Invocation) finalized() {
+	f := &inv.finVal
+	switch {
+	case f.err != nil:
+		inv.out = materializeOr(Fail(f.err), errNotSerializable)
+	case f.blocks != nil:
+		next := *inv.out
+		next.Content = content.Clone(f.blocks)
+		inv.out = materializeOr(&next, errNotSerializable)
+	}
+	f.res, f.blocks = nil, nil
+}
+
+// finalizeRun is the run of finalize-content, with its input and results.
 type finalizeRun struct {
-	inv    *Invocation
 	fin    func(*Execution, *Result) ([]content.Block, error)
 	res    *Result
 	blocks []content.Block
 	err    error
 }
 
-func (f *finalizeRun) run() { f.blocks, f.err = callFinalizer(f.fin, f.inv.exec, f.res) }
-
-// notify runs the result listeners contained, one goroutine for all of them: after a
-// listener's runtime.Goexit, the next listener goes on in a new goroutine.
-func (inv *Invocation) notify(ls []*hook[ResultFunc], out *Result) {
-	n := &inv.notifyVal
-	*n = notifyRun{inv: inv, ls: ls, out: out}
-	for ; n.i < len(ls); n.i++ {
-		if stop := inv.r.notifies.Call(n); stop != nil {
-			inv.r.logger.Warn(fmt.Sprintf("tool \"%s\" (%s): tools/result observer called runtime.Goexit", inv.exec.name, inv.exec.callID))
-		}
-	}
-}
-
-// notifyRun is the contained run of the result listeners from the i-th on.
+// notifyRun is the run of the result listeners; i is the next to notify.
 type notifyRun struct {
-	inv *Invocation
-	ls  []*hook[ResultFunc]
-	out *Result
-	i   int
+	ls []*hook[ResultFunc]
+	i  int
 }
 
-func (n *notifyRun) run() {
-	inv := n.inv
+// notifyStep notifies the result listeners from the next one on; a listener's failure is
+// logged and changes nothing.
+func (inv *Invocation) notifyStep() {
+	n := &inv.notifyVal
 	for ; n.i < len(n.ls); n.i++ {
-		if err := callResult(n.ls[n.i].fn, inv.ctx, inv.exec, n.out.Clone()); err != nil {
+		if err := callResult(n.ls[n.i].fn, inv.ctx, inv.exec, inv.out.Clone()); err != nil {
 			inv.r.logger.Warn(fmt.Sprintf("tool \"%s\" (%s): tools/result observer failed: %s", inv.exec.name, inv.exec.callID, ErrorMessage(err)))
 		}
 	}

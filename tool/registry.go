@@ -70,14 +70,10 @@ type Registry struct {
 	transportOnce sync.Once
 	transport     *entry
 
-	// The contained runs of the pipeline's stages, kept warm so that a call allocates no
-	// goroutine start-up state.
-	bodies    *contain.Runner[*bodyRun]
-	prepares  *contain.Runner[*prepareRun]
-	posts     *contain.Runner[*postRun]
-	wraps     *contain.Runner[*wrapRun]
-	finalizes *contain.Runner[*finalizeRun]
-	notifies  *contain.Runner[*notifyRun]
+	// The contained runs of a call's steps and of a body under around-execute wrappers,
+	// kept warm so that a call allocates no goroutine start-up state.
+	stages *contain.Runner[*Invocation]
+	bodies *contain.Runner[*bodyRun]
 }
 
 // NewRegistry returns an empty registry. It returns an error for an invalid mode.
@@ -103,12 +99,8 @@ func NewRegistry(cfg Config) (*Registry, error) {
 	r := &Registry{mode: mode, logger: logger, maxArgs: maxArgs, global: &layer{}, layers: map[*Scope]*layer{}}
 	r.root = &Scope{reg: r, name: "global", global: true}
 	r.hooks.Store(&hookSet{})
+	r.stages = contain.NewRunner((*Invocation).run)
 	r.bodies = contain.NewRunner((*bodyRun).run)
-	r.prepares = contain.NewRunner((*prepareRun).run)
-	r.posts = contain.NewRunner((*postRun).run)
-	r.wraps = contain.NewRunner((*wrapRun).run)
-	r.finalizes = contain.NewRunner((*finalizeRun).run)
-	r.notifies = contain.NewRunner((*notifyRun).run)
 	return r, nil
 }
 

@@ -104,7 +104,18 @@ func (r *Result) Clone() *Result {
 	if r == nil {
 		return nil
 	}
-	c := *r
+	var c *Result
+	if len(r.Content) == 1 {
+		// The common shape, one block: the copy and its block in one allocation.
+		rc := &resultClone{r: *r}
+		rc.b[0] = r.Content[0].Clone()
+		rc.r.Content = rc.b[:1:1]
+		c = &rc.r
+	} else {
+		c = new(Result)
+		*c = *r
+		c.Content = content.Clone(r.Content)
+	}
 	if r.Value != nil {
 		c.Value = jsonv.Clone(r.Value)
 	}
@@ -116,12 +127,17 @@ func (r *Result) Clone() *Result {
 		}
 		c.Error = &f
 	}
-	c.Content = content.Clone(r.Content)
 	if r.Meta != nil {
 		c.Meta = jsonv.Clone(r.Meta)
 	}
 	c.AdditionalContexts = content.CloneMessages(r.AdditionalContexts)
-	return &c
+	return c
+}
+
+// resultClone is a copy of a result with one content block, allocated with its block.
+type resultClone struct {
+	r Result
+	b [1]content.Block
 }
 
 // JSON returns the result as the object docs/behaviour.md §5.1 shapes: absent keys are absent. Members

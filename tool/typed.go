@@ -249,16 +249,15 @@ func New[In, Out any](name, description string, fn Func[In, Out], opts ...Option
 		}
 		return value, nil
 	}
-	// The pipeline calls body itself and adopts its value; a caller of Execute gets the
-	// value marked as owned, which the pipeline adopts too.
+	// The value is marked as the body's own, which the pipeline adopts without a snapshot;
+	// a replaced Execute returns values of its own, which are snapshotted like any body's.
 	d.Execute = func(ctx context.Context, call *Call) (any, error) {
 		v, err := body(ctx, call)
 		if err != nil {
 			return nil, err
 		}
-		return ownedValue{v}, nil
+		return call.own(v), nil
 	}
-	d.owned = ownedBody{execute: body, of: funcID(d.Execute)}
 	d.trusted = true
 	if s.render != nil {
 		d.Output.Render = func(args, value any) ([]content.Block, error) {

@@ -146,10 +146,9 @@ type record struct {
 	original    string // the content the tool rendered from its own value
 	hasOriginal bool
 	rep         Report
-	// approved is the value the wrapper let through (clean): a content text equal to one
-	// of its strings needs no second look.
-	approved    any
-	hasApproved bool
+	// approved holds the long strings of the value the wrapper let through (clean): a
+	// content text equal to one of them needs no second look.
+	approved []string
 }
 
 // New returns the policy for cfg.
@@ -317,7 +316,10 @@ func (p *Policy) value(v any, rep *Report) (any, bool) {
 	switch x := v.(type) {
 	case string:
 		out := p.text(x, rep)
-		return out, out != x
+		if out == x {
+			return v, false // the value as it was: boxing the text again would allocate
+		}
+		return out, true
 	case []any:
 		var out []any
 		for i, e := range x {
@@ -355,8 +357,14 @@ func (p *Policy) value(v any, rep *Report) (any, bool) {
 	return v, false
 }
 
-// approve remembers the clean value the wrapper let through for the call.
+// approve remembers the long strings of the clean value the wrapper let through for the
+// call. A value without any (most values) is not recorded at all: the post-execute hook
+// then scans every text, which for texts shorter than minKnown is what it would do anyway.
 func (p *Policy) approve(exec *tool.Execution, v any) {
+	known := longStrings(nil, v)
+	if len(known) == 0 {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.calls[exec.Token()]
@@ -364,42 +372,40 @@ func (p *Policy) approve(exec *tool.Execution, v any) {
 		r = &record{}
 		p.calls[exec.Token()] = r
 	}
-	r.approved, r.hasApproved = v, true
+	r.approved = known
 }
 
 // minKnown is the length from which a content text is compared with the approved value's
 // strings before it is scanned: shorter texts cost less to scan than to look up.
 const minKnown = 256
 
+// longStrings appends the strings of v at least minKnown bytes long to out.
+func longStrings(out []string, v any) []string {
+	switch x := v.(type) {
+	case string:
+		if len(x) >= minKnown {
+			out = append(out, x)
+		}
+	case []any:
+		for _, e := range x {
+			out = longStrings(out, e)
+		}
+	case *jsonv.Object:
+		for _, m := range x.Members() {
+			out = longStrings(out, m.Value)
+		}
+	}
+	return out
+}
+
 // approvedTexts returns the long strings of the value the wrapper approved for the call.
 func (p *Policy) approvedTexts(exec *tool.Execution) []string {
 	p.mu.Lock()
-	r := p.calls[exec.Token()]
-	var v any
-	if r != nil && r.hasApproved {
-		v = r.approved
+	defer p.mu.Unlock()
+	if r := p.calls[exec.Token()]; r != nil {
+		return r.approved
 	}
-	p.mu.Unlock()
-	var out []string
-	var walk func(any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case string:
-			if len(x) >= minKnown {
-				out = append(out, x)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		case *jsonv.Object:
-			for _, m := range x.Members() {
-				walk(m.Value)
-			}
-		}
-	}
-	walk(v)
-	return out
+	return nil
 }
 
 // blocks returns the blocks with their texts cleaned (nested tool-result blocks too).

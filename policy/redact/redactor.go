@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -89,6 +91,21 @@ var probeBytes = []byte{'J', 'K', 'B', 'G', 'A', '_', '-', 'k'}
 type Redactor struct {
 	probes []probe
 	env    []envSecret
+	exprs  []lazyExpr // by rule, compiled on first use
+}
+
+// lazyExpr is a rule's compiled expression, made the first time the rule's anchor is found.
+type lazyExpr struct {
+	once sync.Once
+	re   *regexp.Regexp
+}
+
+// expr returns rule ri's compiled expression. The patterns are constants that
+// TestRulesCompile compiles, so MustCompile cannot fail here.
+func (r *Redactor) expr(ri int) *regexp.Regexp {
+	e := &r.exprs[ri]
+	e.once.Do(func() { e.re = regexp.MustCompile(rules[ri].pattern) })
+	return e.re
 }
 
 // NewRedactor returns a redactor for the built-in rules and for the values of the
@@ -96,7 +113,7 @@ type Redactor struct {
 // names look like secrets (see SecretName) and whose values are at least MinEnvSecretLen
 // bytes long.
 func NewRedactor(env []string) *Redactor {
-	r := &Redactor{}
+	r := &Redactor{exprs: make([]lazyExpr, len(rules))}
 	byByte := map[byte]*probe{}
 	for i, ru := range rules {
 		for _, a := range ru.anchors {
@@ -305,7 +322,7 @@ func (r *Redactor) find(s string, spans []span) []span {
 	}
 	for ri, start := range first {
 		if start >= 0 {
-			spans = matchFrom(s, start, ri, spans)
+			spans = r.matchFrom(s, start, ri, spans)
 		}
 	}
 	for _, e := range r.env {
@@ -355,16 +372,17 @@ func mark(s string, at int, anchors []anchorRef, first []int) []int {
 
 // matchFrom runs rule ri from just before its first anchor, at start, to the end of s and
 // appends what it finds.
-func matchFrom(s string, start, ri int, spans []span) []span {
+func (r *Redactor) matchFrom(s string, start, ri int, spans []span) []span {
 	ru := &rules[ri]
+	re := r.expr(ri)
 	lo := max(0, start-ru.back-1) // one byte more, so a leading \b sees its context
 	w := s[lo:]
-	for _, m := range ru.re.FindAllStringSubmatchIndex(w, -1) {
+	for _, m := range re.FindAllStringSubmatchIndex(w, -1) {
 		gs, ge := m[2*ru.group], m[2*ru.group+1]
 		if gs < 0 {
 			continue
 		}
-		if m[0] == 0 && lo > 0 && isWord(s[lo-1]) && strings.HasPrefix(ru.re.String(), `\b`) {
+		if m[0] == 0 && lo > 0 && isWord(s[lo-1]) && strings.HasPrefix(ru.pattern, `\b`) {
 			continue // the \b at the start of w is not one in s
 		}
 		if ru.lines && lo+ge < len(s) && s[lo+ge] != '\n' && s[lo+ge] != '\r' {

@@ -49,7 +49,6 @@ import (
 
 	"github.com/dsh-go/dsh/content"
 	"github.com/dsh-go/dsh/internal/ids"
-	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/policy/internal/wildcard"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -195,22 +194,19 @@ func (r *Reminder) observe(exec *tool.Execution) (content.Message, bool) {
 	if agent == nil || !r.Tracked(exec.Name()) {
 		return content.Message{}, false
 	}
-	args, ok := exec.Args()
+	var buf [256]byte // the canonical arguments of most calls fit: no allocation for them
+	canon, ok := exec.AppendCanonicalArgs(buf[:0])
 	if !ok {
 		return content.Message{}, false
 	}
-	canon, err := jsonv.Canonical(args)
-	if err != nil {
-		return content.Message{}, false // unreachable: the arguments are a lossless snapshot
-	}
-	name, key := exec.Name(), string(canon)
-	count := r.advance(agent, name, key)
+	name := exec.Name()
+	count := r.advance(agent, name, canon)
 	if !slices.Contains(r.thresholds, count) {
 		return content.Message{}, false
 	}
 	text := GentleText
 	if count != r.thresholds[0] {
-		text = DetailedText(name, count, Preview(key, r.preview))
+		text = DetailedText(name, count, Preview(string(canon), r.preview))
 	}
 	return content.Message{
 		ID:      ids.New("msg_"),
@@ -226,7 +222,8 @@ func (r *Reminder) observe(exec *tool.Execution) (content.Message, bool) {
 }
 
 // advance records one tracked call of agent and returns the chain's new length.
-func (r *Reminder) advance(agent *tool.Scope, name, args string) int {
+// args is the call's canonical arguments, copied only when they start a new chain.
+func (r *Reminder) advance(agent *tool.Scope, name string, args []byte) int {
 	key := weak.Make(agent)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -237,10 +234,10 @@ func (r *Reminder) advance(agent *tool.Scope, name, args string) int {
 		// Drop the chain with its agent. The cleanup holds only the weak key.
 		runtime.AddCleanup(agent, r.drop, key)
 	}
-	if c.count > 0 && c.name == name && c.args == args {
+	if c.count > 0 && c.name == name && c.args == string(args) {
 		c.count++
 	} else {
-		c.name, c.args, c.count = name, args, 1
+		c.name, c.args, c.count = name, string(args), 1
 	}
 	return c.count
 }

@@ -182,8 +182,7 @@ func (r *Rules) Install(scope *tool.Scope) (undo func(), err error) {
 // let the later hooks speak first, and a deny of theirs stands; allow turns their ask into
 // allow; with no matching rule the later hooks decide.
 func (r *Rules) PreExecute(_ context.Context, exec *tool.Execution, next func() (tool.PreDecision, error)) (tool.PreDecision, error) {
-	args, _ := exec.Args()
-	v := r.Evaluate(exec.Name(), args)
+	v := r.evaluate(&call{r: r, name: exec.Name(), exec: exec})
 	switch v.Kind {
 	case Denied:
 		return tool.DenyWith(v.Reason(exec.Name()), tool.Info{Name: NameDenied, Code: CodeDenied}), nil
@@ -211,8 +210,7 @@ const (
 // Guard is the rules' guard: it returns the deny reason, with code CodeDenied, when a deny rule
 // matches the call.
 func (r *Rules) Guard(exec *tool.Execution) (string, *tool.Info) {
-	args, _ := exec.Args()
-	c := call{r: r, name: exec.Name(), args: args}
+	c := call{r: r, name: exec.Name(), exec: exec}
 	if p, why := c.firstMatch(r.c.deny); p != nil {
 		info := tool.Info{Name: NameDenied, Code: CodeDenied}
 		return Verdict{Kind: Denied, Rule: p.raw, Unresolved: why}.Reason(exec.Name()), &info
@@ -223,7 +221,10 @@ func (r *Rules) Guard(exec *tool.Execution) (string, *tool.Info) {
 // Evaluate returns the rules' verdict for a call of the named tool with args (a jsonv
 // value).
 func (r *Rules) Evaluate(name string, args any) Verdict {
-	c := call{r: r, name: name, args: args}
+	return r.evaluate(&call{r: r, name: name, args: args})
+}
+
+func (r *Rules) evaluate(c *call) Verdict {
 	if p, why := c.firstMatch(r.c.deny); p != nil {
 		return Verdict{Kind: Denied, Rule: p.raw, Unresolved: why}
 	}
@@ -242,6 +243,7 @@ type call struct {
 	r        *Rules
 	name     string
 	args     any
+	exec     *tool.Execution // where args come from, on first use, when set
 	analysed bool
 	arg      Argument
 	whole    string    // KindCommand: the normalized command
@@ -254,6 +256,11 @@ func (c *call) analyse() {
 		return
 	}
 	c.analysed = true
+	if c.exec != nil {
+		// Only a rule naming the tool with an argument pattern reads the arguments: a
+		// call no such rule names costs no copy of them.
+		c.args, _ = c.exec.Args()
+	}
 	c.arg = PrimaryArgument(c.name, c.args)
 	switch c.arg.Kind {
 	case KindCommand:
