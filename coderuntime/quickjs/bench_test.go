@@ -11,6 +11,17 @@ import (
 func benchRun(b *testing.B, rt *Runtime, program string, bindings []coderuntime.Namespace, want string) {
 	b.Helper()
 	b.ReportAllocs()
+	self, workers := rusageCPU(b)
+	defer func() {
+		// The host's CPU time and that of the worker processes reaped meanwhile (each
+		// serves one run: its start-up and its run; the last may be reaped after the
+		// loop), per run. The CPU time moves less than the wall time on a busy machine.
+		s, w := rusageCPU(b)
+		b.ReportMetric(float64(s-self)/float64(b.N), "cpu-ns/op")
+		if !rt.cfg.InProcess {
+			b.ReportMetric(float64(w-workers)/float64(b.N), "worker-cpu-ns/op")
+		}
+	}()
 	for b.Loop() {
 		if rt.pool != nil && rt.cfg.Pool > 1 {
 			// Warm: the worker this run takes has prepared, as in an agent loop, where

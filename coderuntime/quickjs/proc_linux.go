@@ -264,3 +264,14 @@ func setDataLimit(n int64) error {
 	}
 	return syscall.Setrlimit(syscall.RLIMIT_DATA, &lim)
 }
+
+// workerInput is the worker process's standard input, read through the runtime's poller:
+// a goroutine waiting for a reply parks instead of holding a thread in a blocking read, so
+// on one P the reply is read and the program resumed on the same thread. If the
+// descriptor cannot be made non-blocking, it is read as it is.
+func workerInput() io.Reader {
+	if err := syscall.SetNonblock(0, true); err != nil {
+		return os.Stdin
+	}
+	return os.NewFile(0, "/dev/stdin")
+}
