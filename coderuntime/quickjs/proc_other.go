@@ -16,5 +16,7 @@ func startProcess(argv []string, stderr io.Writer, onSpawn func(int)) (workerPro
 
 func setDataLimit(n int64) error { return errors.ErrUnsupported }
 
-// workerInput is the worker process's standard input.
+// workerInput and workerOutput are the worker process's standard input and output.
 func workerInput() io.Reader { return os.Stdin }
+
+func workerOutput() io.Writer { return os.Stdout }

@@ -43,7 +43,7 @@ type session struct {
 	ledger   *coderuntime.Ledger
 	logs     []string
 	answered map[int64]bool
-	nextSeq  uint64 // the sequence number of the next binding invocation
+	nextSeq  uint64     // the sequence number of the next binding invocation
 	refusals [][]byte   // replies to refused calls, not written yet
 	refusing bool       // the goroutine writing them was started
 	refused  *sync.Cond // on mu: a refusal was queued or the run settled

@@ -43,7 +43,7 @@ func WorkerMain() int {
 	// other goroutine that matters. On one P a reply wakes the program on the thread that
 	// read it, without waking a second thread (a futex round trip per binding call).
 	runtime.GOMAXPROCS(1)
-	return runWorker(workerInput(), os.Stdout, true, time.Now)
+	return runWorker(workerInput(), workerOutput(), true, time.Now)
 }
 
 //go:embed worker.js
