@@ -83,3 +83,38 @@ func TestRawPipe(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkPipeFrame writes a binding-call-sized frame into a pipe and reads it back, with
+// the raw reads and writes the runtime uses and with plain os.File ones.
+func BenchmarkPipeFrame(b *testing.B) {
+	frame := []byte(`{"type":"call","id":1,"global":"tools","name":"echo","args":{"text":"x"}}` + "\n")
+	for _, raw := range []bool{true, false} {
+		name := "os.File"
+		if raw {
+			name = "rawPipe"
+		}
+		b.Run(name, func(b *testing.B) {
+			pr, pw, err := os.Pipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer pr.Close()
+			defer pw.Close()
+			var r io.Reader = pr
+			var w io.Writer = pw
+			if raw {
+				r, w = newRawPipe(pr), newRawPipe(pw)
+			}
+			buf := make([]byte, len(frame))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := w.Write(frame); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.ReadFull(r, buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
