@@ -36,9 +36,10 @@ go test -run '^$' -benchmem -count "$count" \
 go test -run '^$' -benchmem -count "$count" \
 	-bench '^(BenchmarkScheduler1000Naps|BenchmarkGoroutineFloor1000Naps)$' ./agent/ >>"$out"
 go test -run '^$' -benchmem -count "$count" -bench '^(BenchmarkCall|BenchmarkRunner)$' ./internal/contain/ >>"$out"
-# The scenarios: (a) and (b) start a Code Mode worker per run, so a few runs each suffice.
+# The scenarios: (a) and (b) use a Code Mode worker per run, so a few runs each suffice.
 go test -run '^$' -benchmem -count "$count" -bench '^BenchmarkScenarios$/^(c-typed-call)$' ./cmd/dsh/ >>"$out"
-go test -run '^$' -benchmem -count "$count" -benchtime 20x -bench '^BenchmarkScenarios$/^(a-trivial-run_code)$' ./cmd/dsh/ >>"$out"
+# (a) takes a worker started ahead that has prepared; back-to-back also waits for its start.
+go test -run '^$' -benchmem -count "$count" -benchtime 20x -bench '^BenchmarkScenarios$/^(a-trivial-run_code|a-trivial-run_code-back-to-back)$' ./cmd/dsh/ >>"$out"
 go test -run '^$' -benchmem -count "$count" -benchtime 3x \
 	-bench '^BenchmarkScenarios$/^(b-run_code-1000-sequential-echo|e-scheduler-1000-naps)$' ./cmd/dsh/ >>"$out"
 derive='^BenchmarkDeriveMessages$/^derive$/^(10k|100k|1000k)$'

@@ -6,11 +6,19 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/coderuntime"
+	"github.com/dsh-go/dsh/internal/cputime"
 )
 
 func benchRun(b *testing.B, rt *Runtime, program string, bindings []coderuntime.Namespace, want string) {
 	b.Helper()
 	b.ReportAllocs()
+	// The host's CPU time and that of the worker processes reaped meanwhile (each serves
+	// one run: its start-up and its run; the last may be reaped after the loop), per run.
+	// The CPU time moves less than the wall time on a busy machine.
+	defer cputime.PerOp(b, "cpu-ns/op", 1)()
+	if !rt.cfg.InProcess {
+		defer cputime.ChildrenPerOp(b, "worker-cpu-ns/op", 1)()
+	}
 	for b.Loop() {
 		if rt.pool != nil && rt.cfg.Pool > 1 {
 			// Warm: the worker this run takes has prepared, as in an agent loop, where

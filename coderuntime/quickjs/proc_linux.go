@@ -135,19 +135,19 @@ func drainStderr(r io.Reader, w io.Writer) {
 	io.Copy(io.Discard, r)
 }
 
-func (p *osProcess) stdin() io.WriteCloser { return p.in }
+func (p *osProcess) stdin() io.WriteCloser { return newRawPipe(p.in) }
 
 // stdout is the worker's output. For a worker whose readiness is watched it waits until
 // the look-ahead read is over (the worker wrote its first line or its output ended).
 func (p *osProcess) stdout() io.ReadCloser {
 	if p.lookDone == nil {
-		return p.out
+		return newRawPipe(p.out)
 	}
 	<-p.lookDone
 	if len(p.prefix) == 0 {
-		return p.out
+		return newRawPipe(p.out)
 	}
-	return prefixedReader{io.MultiReader(bytes.NewReader(p.prefix), p.out), p.out}
+	return prefixedReader{io.MultiReader(bytes.NewReader(p.prefix), newRawPipe(p.out)), p.out}
 }
 
 // prefixedReader reads bytes read ahead before the rest of a file.
@@ -263,4 +263,21 @@ func setDataLimit(n int64) error {
 		lim.Cur, lim.Max = min(lim.Cur, cur.Max), cur.Max
 	}
 	return syscall.Setrlimit(syscall.RLIMIT_DATA, &lim)
+}
+
+// workerInput and workerOutput are the worker process's standard input and output, made
+// non-blocking and used through the Go poller with raw reads and writes (rawPipe): a
+// goroutine waiting for a reply parks instead of holding a thread in a blocking read, so on
+// one P the reply is read and the program resumed on the same thread, and no read or write
+// wakes the runtime's monitor thread. A descriptor that cannot be made non-blocking is used
+// as it is.
+func workerInput() io.Reader { return workerPipe(0, os.Stdin) }
+
+func workerOutput() io.Writer { return workerPipe(1, os.Stdout) }
+
+func workerPipe(fd int, std *os.File) io.ReadWriter {
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		return std
+	}
+	return newRawPipe(os.NewFile(uintptr(fd), std.Name()))
 }

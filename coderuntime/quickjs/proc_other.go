@@ -5,6 +5,7 @@ package quickjs
 import (
 	"errors"
 	"io"
+	"os"
 )
 
 // startProcess is unavailable: worker processes rely on Linux process controls (parent
@@ -14,3 +15,8 @@ func startProcess(argv []string, stderr io.Writer, onSpawn func(int)) (workerPro
 }
 
 func setDataLimit(n int64) error { return errors.ErrUnsupported }
+
+// workerInput and workerOutput are the worker process's standard input and output.
+func workerInput() io.Reader { return os.Stdin }
+
+func workerOutput() io.Writer { return os.Stdout }

@@ -1,7 +1,6 @@
 package quickjs
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -29,18 +28,27 @@ type session struct {
 	ctx    context.Context
 	ns     map[string]coderuntime.Namespace
 	order  []coderuntime.Namespace // as declared
-	ledger *coderuntime.Ledger
-	logs   []string
+	out    replyWriter
+	calls  sync.WaitGroup
+	cancel context.CancelCauseFunc
+	// callCtx is the context of every binding call: cancelled (coderuntime.ErrRunSettled)
+	// when the run settles.
+	callCtx context.Context
 
+	// mu guards what both the output reader, which handles the worker's frames itself,
+	// and the loop, which handles the run's other events, change: the ledger, the logs,
+	// the call bookkeeping and the outcome. The first outcome wins and closes stop; after
+	// it no frame is handled.
+	mu       sync.Mutex
+	ledger   *coderuntime.Ledger
+	logs     []string
 	answered map[int64]bool
-	nextSeq  uint64 // the sequence number of the next binding invocation; loop-owned
-	replies  *replyQueue
-	calls    sync.WaitGroup
-	callCtx  context.Context
-	cancel   context.CancelCauseFunc
-
-	stop   chan struct{} // closed when the run settles
-	result *coderuntime.Result
+	nextSeq  uint64     // the sequence number of the next binding invocation
+	refusals [][]byte   // replies to refused calls, not written yet
+	refusing bool       // the goroutine writing them was started
+	refused  *sync.Cond // on mu: a refusal was queued or the run settled
+	result   *coderuntime.Result
+	stop     chan struct{} // closed when the run settles
 }
 
 func newSession(rt *Runtime, ctx context.Context, bindings []coderuntime.Namespace, ledger *coderuntime.Ledger) *session {
@@ -51,9 +59,9 @@ func newSession(rt *Runtime, ctx context.Context, bindings []coderuntime.Namespa
 		order:    bindings,
 		ledger:   ledger,
 		answered: map[int64]bool{},
-		replies:  newReplyQueue(),
 		stop:     make(chan struct{}),
 	}
+	s.refused = sync.NewCond(&s.mu)
 	for _, n := range bindings {
 		s.ns[n.Global] = n
 	}
@@ -110,25 +118,30 @@ func (s *session) run(code string, positions []byte) coderuntime.Result {
 		}
 	}
 
+	// Two goroutines besides the loop: the reader handles the worker's frames as they
+	// arrive (a binding call starts from it, without a hand-off to the loop), and the start
+	// frame is written by a goroutine of its own because a worker that never reads would
+	// block it. Replies are written by the goroutine of the binding call that produced
+	// them (replyWriter), so a reply reaches the worker without another hand-off.
+	s.out.w = proc.stdin()
 	var wg sync.WaitGroup
-	frames := make(chan inbound)
+	readerDone := make(chan struct{})
 	wg.Add(2)
-	go func() { // reader: validated frames to the loop
+	go func() {
 		defer wg.Done()
-		defer close(frames)
-		s.read(proc.stdout(), frames)
+		defer close(readerDone)
+		s.read(proc.stdout())
 	}()
-	go func() { // writer: the start frame, then replies in order
+	go func() {
 		defer wg.Done()
-		s.write(proc.stdin(), append(startBytes, '\n'))
+		s.out.write(s.stop, append(startBytes, '\n'))
 	}()
 
-	pending := s.loop(proc, frames)
+	pending := s.loop(proc, readerDone)
 
 	// Settled: stop everything, then wait for every goroutine of this run. A worker process
 	// was killed and its pipes closed; the kernel reaps it in the background (Close waits).
 	s.cancel(coderuntime.ErrRunSettled)
-	s.replies.close()
 	proc.kill()
 	if pending {
 		if wp, ok := proc.(workerProcess); ok {
@@ -144,12 +157,15 @@ func (s *session) run(code string, positions []byte) coderuntime.Result {
 	wg.Wait()
 	proc.stdout().Close()
 	s.calls.Wait()
+	proc.stdin().Close()
 	return *s.result
 }
 
-// loop handles worker frames and run events until the run settles, then kills the worker.
-// It reports whether the worker's exit status is still to come.
-func (s *session) loop(proc process, frames <-chan inbound) (pending bool) {
+// loop handles the run's events — the end of the worker's output, its exit, the budgets'
+// timers, cancellation — until the run settles (the reader settles it on the frames that
+// end a run), then kills the worker. It reports whether the worker's exit status is still
+// to come.
+func (s *session) loop(proc process, readerDone <-chan struct{}) (pending bool) {
 	wall, stopWall := s.rt.wallTimer(time.Duration(s.rt.cfg.MaxWallMs * float64(time.Millisecond)))
 	defer stopWall()
 	var cpuTick <-chan time.Time
@@ -178,38 +194,42 @@ func (s *session) loop(proc process, frames <-chan inbound) (pending bool) {
 		return coderuntime.Failure{Kind: coderuntime.FailureWorkerExit, Message: fmt.Sprintf("worker exited with code %d before completing", status.code)}
 	}
 
-	for s.result == nil {
+	for settled := false; !settled; {
 		select {
-		case f, ok := <-frames:
-			if !ok {
-				framesDone, frames = true, nil
-				if status != nil {
-					s.settle(s.ledger.Failure(s.logs, exitFailure()))
-				} else if grace == nil {
-					startGrace()
-				}
-				continue
+		case <-s.stop:
+			settled = true
+		case <-readerDone:
+			framesDone, readerDone = true, nil
+			if status != nil {
+				s.settleWith(func() coderuntime.Result { return s.ledger.Failure(s.logs, exitFailure()) })
+			} else if grace == nil {
+				startGrace()
 			}
-			s.handle(f)
 		case st := <-exited:
 			status, exited = &st, nil
 			if framesDone {
-				s.settle(s.ledger.Failure(s.logs, exitFailure()))
+				s.settleWith(func() coderuntime.Result { return s.ledger.Failure(s.logs, exitFailure()) })
 			} else if grace == nil {
 				startGrace()
 			}
 		case <-grace:
-			s.settle(s.ledger.Failure(s.logs, exitFailure()))
+			s.settleWith(func() coderuntime.Result { return s.ledger.Failure(s.logs, exitFailure()) })
 		case <-s.ctx.Done():
-			s.settle(s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureAbort, Message: coderuntime.AbortMessage(s.ctx)}))
+			s.settleWith(func() coderuntime.Result {
+				return s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureAbort, Message: coderuntime.AbortMessage(s.ctx)})
+			})
 		case <-s.rt.closing:
-			s.settle(s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureAbort, Message: coderuntime.DisposedMessage}))
+			s.settleWith(func() coderuntime.Result {
+				return s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureAbort, Message: coderuntime.DisposedMessage})
+			})
 		case <-wall:
-			s.settle(s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureTimeout,
-				Message: "wall-clock ceiling reached (" + coderuntime.FormatNumber(s.rt.cfg.MaxWallMs) + "ms)"}))
+			s.settleWith(func() coderuntime.Result {
+				return s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureTimeout,
+					Message: "wall-clock ceiling reached (" + coderuntime.FormatNumber(s.rt.cfg.MaxWallMs) + "ms)"})
+			})
 		case <-cpuTick:
 			if cpu, ok := proc.cpuTime(); ok && cpu > s.rt.computeBackstop() {
-				s.settle(s.computeTimeout())
+				s.settleWith(s.computeTimeout)
 			}
 		}
 	}
@@ -222,16 +242,27 @@ func (s *session) computeTimeout() coderuntime.Result {
 		Message: "compute budget exhausted (" + coderuntime.FormatNumber(s.rt.cfg.ComputeMs) + "ms busy)"})
 }
 
-// settle records the outcome; the first one wins.
+// settleWith records the outcome res builds, unless the run has settled already; res
+// runs with mu held, so it may read the ledger and the logs.
+func (s *session) settleWith(res func() coderuntime.Result) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.result == nil {
+		s.settle(res())
+	}
+}
+
+// settle records the outcome; the first one wins. mu is held.
 func (s *session) settle(res coderuntime.Result) {
 	if s.result != nil {
 		return
 	}
 	s.result = &res
 	close(s.stop)
+	s.refused.Signal()
 }
 
-// handle applies one validated worker frame.
+// handle applies one validated worker frame. mu is held and the run has not settled.
 func (s *session) handle(f inbound) {
 	switch f.kind {
 	case frameLog:
@@ -287,12 +318,12 @@ func (s *session) call(f inbound) {
 	n, ok := s.ns[f.global]
 	fn := n.Functions[f.name]
 	if !ok || fn == nil {
-		s.replies.put(replyFailure(f.id, "unknown binding "+string(appendString(nil, f.global+"."+f.name))))
+		s.refuse(replyFailure(f.id, "unknown binding "+string(appendString(nil, f.global+"."+f.name))))
 		return
 	}
 	args, err := jsonv.Parse(f.args)
 	if err != nil {
-		s.replies.put(replyFailure(f.id, "binding arguments must be lossless JSON"))
+		s.refuse(replyFailure(f.id, "binding arguments must be lossless JSON"))
 		return
 	}
 	ctx := coderuntime.WithCallSeq(s.callCtx, s.nextSeq)
@@ -300,7 +331,38 @@ func (s *session) call(f inbound) {
 	s.calls.Add(1)
 	go func() {
 		defer s.calls.Done()
-		s.replies.put(s.invoke(ctx, fn, f.id, args))
+		s.out.write(s.stop, s.invoke(ctx, fn, f.id, args))
+	}()
+}
+
+// refuse queues the reply of a refused call. The refusals go out in the order of their
+// calls, from a goroutine of their own (started with the first), so the reader never waits
+// for the worker to take its input.
+func (s *session) refuse(frame []byte) {
+	s.refusals = append(s.refusals, frame)
+	if s.refusing {
+		s.refused.Signal()
+		return
+	}
+	s.refusing = true
+	s.calls.Add(1)
+	go func() {
+		defer s.calls.Done()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for {
+			for len(s.refusals) > 0 && s.result == nil {
+				f := s.refusals[0]
+				s.refusals = s.refusals[1:]
+				s.mu.Unlock()
+				s.out.write(s.stop, f)
+				s.mu.Lock()
+			}
+			if s.result != nil {
+				return
+			}
+			s.refused.Wait()
+		}
 	}()
 }
 
@@ -339,9 +401,9 @@ func replyFailure(id int64, message string) []byte {
 	return append(b, '}', '\n')
 }
 
-// read forwards validated frames from the worker's output until it ends or the run
-// settles. Junk is dropped; an oversized frame is reported and ends the reading.
-func (s *session) read(out io.Reader, frames chan<- inbound) {
+// read handles the worker's frames until its output ends or the run settles. Junk is
+// dropped; an oversized frame settles the run and ends the reading.
+func (s *session) read(out io.Reader) {
 	fr := newFrameReader(out, s.rt.frameLimit())
 	for {
 		line, err := fr.next()
@@ -356,90 +418,43 @@ func (s *session) read(out io.Reader, frames chan<- inbound) {
 			if f, ok = decodeWorkerFrame(line); !ok {
 				continue
 			}
-			f.args = bytes.Clone(f.args)
-			f.value = bytes.Clone(f.value)
+			// The frame's raw values point into the reader's buffer; handle parses them
+			// into fresh values (jsonv.Parse keeps nothing of its input) before the next read.
 		}
-		select {
-		case frames <- f:
-		case <-s.stop:
-			return
+		s.mu.Lock()
+		if s.result == nil {
+			s.handle(f)
 		}
-		if f.kind == frameTooLarge {
+		settled := s.result != nil
+		s.mu.Unlock()
+		if settled || f.kind == frameTooLarge {
 			return
 		}
 	}
 }
 
-// write sends the start frame and then queued replies until the run settles.
-func (s *session) write(in io.WriteCloser, start []byte) {
-	defer in.Close()
-	if _, err := in.Write(start); err != nil {
-		return
-	}
-	for {
-		frames, ok := s.replies.wait(s.stop)
-		if !ok {
-			return
-		}
-		for _, f := range frames {
-			if _, err := in.Write(f); err != nil {
-				return
-			}
-		}
-	}
+// replyWriter writes host frames to the worker: the start frame, then each reply from the
+// goroutine that produced it. Nothing is written once the run settled; a write the
+// worker does not take blocks only its own goroutine until the run settles and the pipe
+// is closed.
+type replyWriter struct {
+	mu sync.Mutex
+	w  io.Writer
 }
 
-// replyQueue holds reply frames for the writer; puts never block and are dropped once
-// the run settled.
-type replyQueue struct {
-	mu     sync.Mutex
-	frames [][]byte
-	closed bool
-	ready  chan struct{}
-}
-
-func newReplyQueue() *replyQueue { return &replyQueue{ready: make(chan struct{}, 1)} }
-
-func (q *replyQueue) put(f []byte) {
-	q.mu.Lock()
-	if q.closed {
-		q.mu.Unlock()
-		return
-	}
-	q.frames = append(q.frames, f)
-	q.mu.Unlock()
+// write sends one frame unless stop is closed.
+func (o *replyWriter) write(stop <-chan struct{}, frame []byte) {
 	select {
-	case q.ready <- struct{}{}:
+	case <-stop:
+		return
 	default:
 	}
-}
-
-func (q *replyQueue) close() {
-	q.mu.Lock()
-	q.closed = true
-	q.frames = nil
-	q.mu.Unlock()
-}
-
-// wait returns the queued frames, blocking until there are some; it reports false once
-// stop is closed.
-func (q *replyQueue) wait(stop <-chan struct{}) ([][]byte, bool) {
-	for {
-		q.mu.Lock()
-		f := q.frames
-		q.frames = nil
-		closed := q.closed
-		q.mu.Unlock()
-		if closed {
-			return nil, false
-		}
-		if len(f) > 0 {
-			return f, true
-		}
-		select {
-		case <-q.ready:
-		case <-stop:
-			return nil, false
-		}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	select {
+	case <-stop:
+		return
+	default:
 	}
+	o.w.Write(frame)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,7 +39,11 @@ func IsWorker(args []string) bool {
 // the program in a fresh QuickJS VM, streams frames to standard output and returns the
 // process exit status. It is only meant to be called when IsWorker is true.
 func WorkerMain() int {
-	return runWorker(os.Stdin, os.Stdout, true, time.Now)
+	// The worker runs one JavaScript program on one goroutine; its input reader is the only
+	// other goroutine that matters. On one P a reply wakes the program on the thread that
+	// read it, without waking a second thread (a futex round trip per binding call).
+	runtime.GOMAXPROCS(1)
+	return runWorker(workerInput(), workerOutput(), true, time.Now)
 }
 
 //go:embed worker.js
@@ -563,14 +568,18 @@ func (ib *inbox) take() []hostFrame {
 	return f
 }
 
-// frameWriter writes frames to the host. Frames are buffered and flushed at least every
-// flushEvery, so that console output streams even while the program computes, and at
-// once when flush is requested (calls, completion, limits).
+// frameWriter writes frames to the host. Frames are buffered; a frame written with flush
+// (calls, completion, limits) goes out at once, with whatever was buffered before it, and
+// buffered output (console logs) is flushed by a timer within flushEvery, so that it
+// streams even while the program computes. The timer is armed only while something waits
+// in the buffer: a program that makes binding calls and logs nothing wakes no timer.
 type frameWriter struct {
 	mu    sync.Mutex
 	w     *bufio.Writer
 	err   error
 	dirty bool
+	armed bool          // the flusher goroutine was asked to flush within flushEvery
+	arm   chan struct{} // capacity 1: wakes the flusher goroutine
 	quit  chan struct{}
 	wg    sync.WaitGroup
 
@@ -580,22 +589,31 @@ type frameWriter struct {
 const flushEvery = 5 * time.Millisecond
 
 func newFrameWriter(out io.Writer) *frameWriter {
-	return &frameWriter{w: bufio.NewWriterSize(out, 64<<10), quit: make(chan struct{})}
+	return &frameWriter{w: bufio.NewWriterSize(out, 64<<10), arm: make(chan struct{}, 1), quit: make(chan struct{})}
 }
 
+// start starts the flusher goroutine; stop ends it and flushes.
 func (fw *frameWriter) start() {
 	fw.wg.Add(1)
 	go func() {
 		defer fw.wg.Done()
-		t := time.NewTicker(flushEvery)
-		defer t.Stop()
 		for {
 			select {
 			case <-fw.quit:
 				return
-			case <-t.C:
-				fw.flush()
+			case <-fw.arm:
 			}
+			t := time.NewTimer(flushEvery)
+			select {
+			case <-fw.quit:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			fw.mu.Lock()
+			fw.armed = false
+			fw.flushLocked()
+			fw.mu.Unlock()
 		}
 	}()
 }
@@ -622,15 +640,25 @@ func (fw *frameWriter) write(frame []byte, flush bool, tail ...byte) {
 		return
 	}
 	fw.dirty = true
-	if flush {
-		fw.err = fw.w.Flush()
-		fw.dirty = false
+	switch {
+	case flush:
+		fw.flushLocked()
+	case !fw.armed:
+		fw.armed = true
+		select {
+		case fw.arm <- struct{}{}:
+		default:
+		}
 	}
 }
 
 func (fw *frameWriter) flush() {
 	fw.mu.Lock()
 	defer fw.mu.Unlock()
+	fw.flushLocked()
+}
+
+func (fw *frameWriter) flushLocked() {
 	if fw.err == nil && fw.dirty {
 		fw.err = fw.w.Flush()
 		fw.dirty = false

@@ -27,6 +27,27 @@ func PerOp(b *testing.B, unit string, per int) func() {
 	}
 }
 
+// ChildrenPerOp is PerOp for the CPU time of the process's child processes that have
+// ended and been waited for meanwhile (Code Mode workers, for instance), which Process
+// leaves out.
+func ChildrenPerOp(b *testing.B, unit string, per int) func() {
+	b.Helper()
+	start, ok := Children()
+	return func() {
+		b.Helper()
+		end, ok2 := Children()
+		if !ok || !ok2 {
+			b.Logf("%s not reported: this platform does not report child processes' CPU time", unit)
+			return
+		}
+		b.ReportMetric(float64(end-start)/float64(b.N)/float64(max(per, 1)), unit)
+	}
+}
+
+// Children returns the CPU time, user plus system, of the process's children that have
+// ended and been waited for; ok is false where the platform does not report it.
+func Children() (d time.Duration, ok bool) { return children() }
+
 // Process returns the CPU time, user plus system, the process has used so far; ok is false
 // where the platform does not report it.
 func Process() (d time.Duration, ok bool) { return process() }

@@ -1,0 +1,120 @@
+//go:build linux
+
+package quickjs
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// rawPipePair returns both ends of a fresh pipe wrapped as rawPipes.
+func rawPipePair(t *testing.T) (r, w io.ReadWriteCloser) {
+	t.Helper()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w = newRawPipe(pr), newRawPipe(pw)
+	if _, ok := r.(*rawPipe); !ok {
+		t.Fatalf("newRawPipe(pipe) = %T, want *rawPipe", r)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return r, w
+}
+
+// TestRawPipe moves more than a pipe's buffer through raw reads and writes, so the writer
+// must wait for room and the reader for data, and checks the end of the stream and the
+// errors of closed ends.
+func TestRawPipe(t *testing.T) {
+	t.Run("round trip larger than the pipe buffer", func(t *testing.T) {
+		r, w := rawPipePair(t)
+		want := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+		werr := make(chan error, 1)
+		go func() {
+			n, err := w.Write(want)
+			if err == nil && n != len(want) {
+				err = io.ErrShortWrite
+			}
+			w.Close()
+			werr <- err
+		}()
+		got, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatalf("ReadAll: %v", err)
+		}
+		if err := <-werr; err != nil {
+			t.Fatalf("Write: %v", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("read %d bytes, want the %d written", len(got), len(want))
+		}
+	})
+	t.Run("end of file and empty reads", func(t *testing.T) {
+		r, w := rawPipePair(t)
+		if n, err := r.Read(nil); n != 0 || err != nil {
+			t.Errorf("Read(nil) = %d, %v", n, err)
+		}
+		w.Close()
+		if n, err := r.Read(make([]byte, 8)); n != 0 || err != io.EOF {
+			t.Errorf("Read after the writer closed = %d, %v; want 0, EOF", n, err)
+		}
+	})
+	t.Run("read of a closed end", func(t *testing.T) {
+		r, _ := rawPipePair(t)
+		r.Close()
+		if _, err := r.Read(make([]byte, 8)); err == nil || !strings.Contains(err.Error(), "read |0: use of closed file") {
+			t.Errorf("Read after Close: %v, want a read error naming the pipe and the closed file", err)
+		}
+	})
+	t.Run("write with the reader gone", func(t *testing.T) {
+		r, w := rawPipePair(t)
+		r.Close()
+		if _, err := w.Write([]byte("x")); !errors.Is(err, syscall.EPIPE) {
+			t.Errorf("Write to a pipe without reader: %v, want EPIPE", err)
+		}
+		w.Close()
+		if _, err := w.Write([]byte("x")); err == nil || !strings.Contains(err.Error(), "write |1: use of closed file") {
+			t.Errorf("Write after Close: %v, want a write error naming the pipe and the closed file", err)
+		}
+	})
+}
+
+// BenchmarkPipeFrame writes a binding-call-sized frame into a pipe and reads it back, with
+// the raw reads and writes the runtime uses and with plain os.File ones.
+func BenchmarkPipeFrame(b *testing.B) {
+	frame := []byte(`{"type":"call","id":1,"global":"tools","name":"echo","args":{"text":"x"}}` + "\n")
+	for _, raw := range []bool{true, false} {
+		name := "os.File"
+		if raw {
+			name = "rawPipe"
+		}
+		b.Run(name, func(b *testing.B) {
+			pr, pw, err := os.Pipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer pr.Close()
+			defer pw.Close()
+			var r io.Reader = pr
+			var w io.Writer = pw
+			if raw {
+				r, w = newRawPipe(pr), newRawPipe(pw)
+			}
+			buf := make([]byte, len(frame))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := w.Write(frame); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.ReadFull(r, buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
