@@ -146,7 +146,8 @@ func (h *Host) Open(ctx context.Context, in OpenInput) (OpenOutput, error) {
 	return out, nil
 }
 
-// log returns the open log of a session, opening (or, with create, creating) it.
+// log returns the open log of a session. With create (the workflow's open) it creates the
+// session, or resumes it with recovery; without, it reopens it without recovery.
 func (h *Host) log(ctx context.Context, id, workspace string, create bool) (session.Writer, error) {
 	if h.cfg.Store == nil {
 		return nil, temporal.NewNonRetryableApplicationError("durable: this worker has no session store", "NoStore", nil)
@@ -156,7 +157,15 @@ func (h *Host) log(ctx context.Context, id, workspace string, create bool) (sess
 	if l, ok := h.logs[id]; ok {
 		return l, nil
 	}
-	l, err := h.cfg.Store.Resume(ctx, id)
+	// Opening a session for a new workflow closes a turn an earlier run left open (recovery,
+	// as in process); any later open takes over from a crashed session worker mid-turn: the
+	// workflow owns that turn and writes its remaining events at the seqs it expects, so the
+	// log is reopened as it stands.
+	reopen := h.cfg.Store.Reopen
+	if create {
+		reopen = h.cfg.Store.Resume
+	}
+	l, err := reopen(ctx, id)
 	if errors.Is(err, session.ErrNotFound) && create {
 		l, err = h.cfg.Store.Create(ctx, session.Header{ID: id, Cwd: workspace})
 	}
@@ -323,7 +332,9 @@ func (h *Host) Model(ctx context.Context, in ModelInput) (ModelOutput, error) {
 	for _, s := range schemas {
 		req.Tools = append(req.Tools, llm.ToolSchema{Name: s.Name, Description: s.Description, Parameters: s.Parameters, Strict: s.Strict})
 	}
+	stop := h.heartbeat(ctx)
 	resp, err := llm.Generate(ctx, h.cfg.Model, req)
+	stop()
 	if err != nil {
 		var le *llm.Error
 		if errors.As(err, &le) && !le.Retryable() {

@@ -22,6 +22,9 @@ const (
 	activityAppend = "dsh.session.append"
 	activityModel  = "dsh.model"
 	activityTool   = "dsh.tool"
+
+	// versionOpenBarrier marks runs that end the workflow task after opening the log.
+	versionOpenBarrier = "open-barrier"
 )
 
 // Defaults of SessionInput.

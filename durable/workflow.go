@@ -102,6 +102,16 @@ func (h *Host) Session(ctx workflow.Context, in SessionInput) error {
 			return fmt.Errorf("open session %q: %w", in.SessionID, err)
 		}
 		r.seq, r.in.Turn, r.in.Opened = out.NextSeq, out.Turn, true
+		// The open is the one log write that is not idempotent (it reports where the log
+		// stands): end the workflow task here so that its result is in the history before
+		// any turn is appended. Otherwise a session worker that crashed after appending in
+		// the same task would, on replay, reopen a log holding the turn's first events and
+		// start the turn after them.
+		if workflow.GetVersion(ctx, versionOpenBarrier, workflow.DefaultVersion, 1) == 1 {
+			if err := workflow.Sleep(ctx, time.Millisecond); err != nil {
+				return err
+			}
+		}
 	}
 	for {
 		if err := workflow.Await(ctx, func() bool { return r.next() != nil }); err != nil {
@@ -193,10 +203,14 @@ func (r *run) onApprove(ctx workflow.Context, a Approval) (string, error) {
 	return "rejected", nil
 }
 
+// local sets the options of the session log's local activities. A failed write is retried
+// for two minutes: long enough for a crashed writer's lease on a PostgreSQL session to lapse
+// (30 s by default), so that a session worker taking over can reopen the log.
 func (r *run) local(ctx workflow.Context) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
+		StartToCloseTimeout:    time.Minute,
+		ScheduleToCloseTimeout: 2 * time.Minute,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second},
 	})
 }
 
@@ -251,6 +265,7 @@ func (r *run) turn(ctx workflow.Context, req TurnRequest) TurnResult {
 		mctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			TaskQueue:           r.in.SessionQueue,
 			StartToCloseTimeout: 10 * time.Minute,
+			HeartbeatTimeout:    r.in.HeartbeatTimeout,
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 		})
 		var reply ModelOutput
