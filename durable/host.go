@@ -235,52 +235,22 @@ func appendAt(l session.Writer, expect int64, evs []session.Event) ([]int64, err
 	return seqs, nil
 }
 
-// event builds the session event of le.
+// event builds the session event of le, with a result passed by reference read back from
+// the result store.
 func (h *Host) event(le LogEvent) (session.Event, error) {
 	switch le.Kind {
-	case session.TypeTurnStart:
-		return session.TurnStart{Turn: le.Turn}.Event(), nil
-	case session.TypeUserMessage:
-		return session.UserMessage{Message: content.Message{Content: content.Texts(le.Text)}}.Event(), nil
-	case session.TypeStepStart:
-		return session.StepStart{Turn: le.Turn, Step: le.Step}.Event(), nil
-	case session.TypeStepEnd:
-		return session.StepEnd{Turn: le.Turn, Step: le.Step}.Event(), nil
-	case session.TypeToolCall:
-		return session.ToolCall{Turn: le.Turn, Step: le.Step, CallID: le.CallID, Name: le.Name, Arguments: le.Args}.Event(), nil
-	case session.TypeApprovalAsked:
-		return session.ApprovalAsked{ID: le.CallID, ToolName: le.Name, CallID: le.CallID, Reason: le.Reason}.Event(), nil
-	case session.TypeApprovalDecided:
-		outcome := string(tool.ApprovalRejected)
-		if le.Approved {
-			outcome = string(tool.ApprovalAllowedOnce)
-		}
-		return session.ApprovalDecided{ID: le.CallID, Outcome: outcome, Feedback: le.Reason}.Event(), nil
+	case session.TypeAssistantMessage:
+		return session.Event{}, fmt.Errorf("durable: cannot log an event of kind %q: the model activity appends it", le.Kind)
 	case session.TypeToolResult:
-		if le.Outcome == nil {
-			return session.Event{}, fmt.Errorf("durable: tool/result of call %q has no outcome", le.CallID)
-		}
-		o := *le.Outcome
-		if o.Ref != "" {
-			var err error
-			if o, err = h.loadRef(o.Ref); err != nil {
+		if le.Outcome != nil && le.Outcome.Ref != "" {
+			o, err := h.loadRef(le.Outcome.Ref)
+			if err != nil {
 				return session.Event{}, err
 			}
+			le.Outcome = &o
 		}
-		p, err := o.toolResult(le.Turn, le.Step, le.CallID, le.CallSeq)
-		if err != nil {
-			return session.Event{}, err
-		}
-		return p.Event(), nil
-	case session.TypeTurnEnd:
-		r := session.EndReason{Kind: le.Reason, Cause: le.Cause}
-		if le.ErrMessage != "" {
-			r.Error = &session.Failure{Message: le.ErrMessage, Code: le.ErrCode}
-		}
-		return session.TurnEnd{Turn: le.Turn, Reason: r}.Event(), nil
-	default:
-		return session.Event{}, fmt.Errorf("durable: cannot log an event of kind %q", le.Kind)
 	}
+	return le.Event()
 }
 
 // ModelInput asks for one model request of a step; its assistant/message lands at Expect.

@@ -63,12 +63,17 @@ type run struct {
 	pending map[string]*pendingCall
 	order   []string // pending call ids, oldest first
 	turns   int      // turns taken by this run
+	// trail is what QueryProgress reports: the events of the current (or last) turn and
+	// the id of the update that asked for it.
+	trail       []Logged
+	trailUpdate string
 }
 
 type turnSlot struct {
-	req  TurnRequest
-	done bool
-	res  TurnResult
+	req      TurnRequest
+	updateID string
+	done     bool
+	res      TurnResult
 }
 
 type pendingCall struct {
@@ -88,12 +93,11 @@ func (h *Host) Session(ctx workflow.Context, in SessionInput) error {
 		return err
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryPending, func() ([]PendingApproval, error) {
-		out := make([]PendingApproval, 0, len(r.order))
-		for _, id := range r.order {
-			out = append(out, r.pending[id].info)
-		}
-		return out, nil
+		return r.pendingList(), nil
 	}); err != nil {
+		return err
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryProgress, r.progress); err != nil {
 		return err
 	}
 	if !in.Opened {
@@ -119,6 +123,7 @@ func (h *Host) Session(ctx workflow.Context, in SessionInput) error {
 			return err
 		}
 		slot := r.next()
+		r.trail, r.trailUpdate = nil, slot.updateID
 		slot.res = r.turn(ctx, slot.req)
 		slot.done = true
 		r.turns++
@@ -162,9 +167,33 @@ func validateTurn(req TurnRequest) error {
 	return nil
 }
 
+// progress answers QueryProgress: the current turn's events from seq from on.
+func (r *run) progress(from int64) (Progress, error) {
+	p := Progress{UpdateID: r.trailUpdate, Turn: r.in.Turn}
+	for _, l := range r.trail {
+		if l.Seq >= from {
+			p.Events = append(p.Events, l)
+		}
+	}
+	p.Pending = r.pendingList()
+	return p, nil
+}
+
+// pendingList lists the calls waiting for an answer, oldest first.
+func (r *run) pendingList() []PendingApproval {
+	out := make([]PendingApproval, 0, len(r.order))
+	for _, id := range r.order {
+		out = append(out, r.pending[id].info)
+	}
+	return out
+}
+
 // onTurn queues a turn and returns its result when it has ended.
 func (r *run) onTurn(ctx workflow.Context, req TurnRequest) (TurnResult, error) {
 	slot := &turnSlot{req: req}
+	if u := workflow.GetCurrentUpdateInfo(ctx); u != nil {
+		slot.updateID = u.ID
+	}
 	r.queue = append(r.queue, slot)
 	// A cancelled workflow still ends the turn (aborted): wait for that result.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
@@ -227,6 +256,9 @@ func (r *run) appendEvents(ctx workflow.Context, evs ...LogEvent) ([]int64, erro
 		return nil, fmt.Errorf("log %s: %d seqs for %d events", evs[0].Kind, len(seqs), len(evs))
 	}
 	r.seq = seqs[len(seqs)-1] + 1
+	for i, ev := range evs {
+		r.trail = append(r.trail, Logged{Seq: seqs[i], Event: ev})
+	}
 	return seqs, nil
 }
 
@@ -279,6 +311,7 @@ func (r *run) turn(ctx workflow.Context, req TurnRequest) TurnResult {
 			return end(session.EndError, fmt.Errorf("model request of step %d: %w", step, err))
 		}
 		r.seq = reply.Seq + 1
+		r.trail = append(r.trail, Logged{Seq: reply.Seq, Event: LogEvent{Kind: session.TypeAssistantMessage, Turn: res.Turn, Step: step, Text: reply.Text, Calls: reply.Calls}})
 		if reply.Text != "" {
 			res.Text = reply.Text
 		}

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/dsh-go/dsh/durable"
+	"github.com/dsh-go/dsh/internal/term"
 	"github.com/dsh-go/dsh/session"
 )
 
@@ -59,35 +60,96 @@ func runTemporal(ctx context.Context, e *env, r durableRun) error {
 	if err != nil {
 		return fmt.Errorf("send the turn to session %s: %w", id, err)
 	}
-	done := make(chan error, 1)
+	tr := newTranscript(e.stderr, term.For(e.stderr, e.getenv), term.IsTerminal(e.stderr), nil)
+	defer tr.stop()
+	res, err := followTurn(ctx, tc, h, tr.event, func(p durable.PendingApproval) {
+		fmt.Fprintf(e.stdout, "approval needed: %s %s (%s)\n  answer with: dsh approve --temporal %s %s %s yes|no [--reason TEXT]\n",
+			p.Tool, p.Arguments, p.Reason, *r.temporal.addr, id, p.CallID)
+	})
+	if err != nil {
+		return fmt.Errorf("turn of session %s: %w", id, err)
+	}
+	return printTurn(e, id, res)
+}
+
+// followTurn waits for the turn that h asked for and streams it while it runs: each event
+// the workflow logs for the turn goes to emit in log order, and each call that waits for
+// an approval to asked, once. It does not poll on a clock: a long poll on the workflow's
+// history wakes it whenever the workflow moves on (an event logged, an activity finished,
+// an update accepted), and it then asks the workflow (QueryProgress) for the events after
+// the last one it has. A query that fails (no session worker at the moment) is retried on
+// the next wake-up. It returns the turn's result.
+func followTurn(ctx context.Context, tc client.Client, h client.WorkflowUpdateHandle, emit func(session.Event), asked func(durable.PendingApproval)) (durable.TurnResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
 	var res durable.TurnResult
+	done := make(chan error, 1)
 	go func() { done <- h.Get(ctx, &res) }()
+	wake := make(chan struct{}, 1)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		it := tc.GetWorkflowHistory(ctx, h.WorkflowID(), h.RunID(), true, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			if _, err := it.Next(); err != nil {
+				return
+			}
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	var result error
+	got := false
+	defer func() {
+		cancel()
+		<-watched
+		if !got {
+			<-done
+		}
+	}()
+
+	var next int64
 	shown := map[string]bool{}
-	tick := time.NewTicker(500 * time.Millisecond)
-	defer tick.Stop()
+	pull := func() {
+		v, err := tc.QueryWorkflow(ctx, h.WorkflowID(), h.RunID(), durable.QueryProgress, next)
+		if err != nil {
+			return
+		}
+		var p durable.Progress
+		if v.Get(&p) != nil {
+			return
+		}
+		for _, a := range p.Pending {
+			if !shown[a.CallID] {
+				shown[a.CallID] = true
+				asked(a)
+			}
+		}
+		if p.UpdateID != h.UpdateID() {
+			return // an earlier turn still runs; this one waits behind it
+		}
+		for _, l := range p.Events {
+			ev, err := l.Event.Event()
+			if err != nil {
+				continue
+			}
+			ev.Seq = l.Seq
+			emit(ev)
+			next = l.Seq + 1
+		}
+	}
+	pull()
 	for {
 		select {
-		case err := <-done:
-			if err != nil {
-				return fmt.Errorf("turn of session %s: %w", id, err)
+		case result = <-done:
+			got = true
+			if result == nil {
+				pull() // the turn's last events
 			}
-			return printTurn(e, id, res)
-		case <-tick.C:
-			v, err := tc.QueryWorkflow(ctx, run.GetID(), "", durable.QueryPending)
-			if err != nil {
-				continue
-			}
-			var pending []durable.PendingApproval
-			if v.Get(&pending) != nil {
-				continue
-			}
-			for _, p := range pending {
-				if !shown[p.CallID] {
-					shown[p.CallID] = true
-					fmt.Fprintf(e.stdout, "approval needed: %s %s (%s)\n  answer with: dsh approve --temporal %s %s %s yes|no [--reason TEXT]\n",
-						p.Tool, p.Arguments, p.Reason, *r.temporal.addr, id, p.CallID)
-				}
-			}
+			return res, result
+		case <-wake:
+			pull()
 		}
 	}
 }
