@@ -28,7 +28,10 @@ type HostConfig struct {
 	// workflow (they must be deterministic: decisions from the call and the configuration
 	// only), its bodies, around- and post-execute stages in the tool activity. Required.
 	Registry *tool.Registry
-	// Scope is the agent scope calls are made for (nil: a new top-level scope).
+	// Scope is the agent scope every session's calls are made for. Nil gives each session
+	// a top-level scope of its own on this worker (created on first use, closed by Close),
+	// so that per-agent state, such as the repeat reminder's, does not leak between the
+	// sessions a worker serves.
 	Scope *tool.Scope
 	// Store keeps the session logs; required on a worker that serves session queues.
 	Store session.Store
@@ -56,11 +59,11 @@ type HostConfig struct {
 
 // Host serves the session workflow and its activities on a Temporal worker.
 type Host struct {
-	cfg   HostConfig
-	scope *tool.Scope
+	cfg HostConfig
 
-	mu   sync.Mutex
-	logs map[string]session.Writer
+	mu     sync.Mutex
+	logs   map[string]session.Writer
+	scopes map[string]*tool.Scope // by session id, when cfg.Scope is nil
 }
 
 // NewHost checks cfg and returns a host; Close closes the session logs it opened.
@@ -77,11 +80,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	if cfg.HeartbeatInterval <= 0 {
 		cfg.HeartbeatInterval = time.Second
 	}
-	scope := cfg.Scope
-	if scope == nil {
-		scope = cfg.Registry.NewScope("durable", nil)
-	}
-	h := &Host{cfg: cfg, scope: scope, logs: map[string]session.Writer{}}
+	h := &Host{cfg: cfg, logs: map[string]session.Writer{}, scopes: map[string]*tool.Scope{}}
 	if !cfg.KeepApprover {
 		cfg.Registry.SetApprover(workflowApprover{})
 	}
@@ -103,10 +102,30 @@ func (h *Host) Register(w Registrar) {
 	w.RegisterActivityWithOptions(h.Tool, activity.RegisterOptions{Name: activityTool})
 }
 
-// Close flushes and closes every session log the host holds open.
+// scope returns the agent scope of a session's calls.
+func (h *Host) scope(sessionID string) *tool.Scope {
+	if h.cfg.Scope != nil {
+		return h.cfg.Scope
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.scopes[sessionID]
+	if !ok {
+		s = h.cfg.Registry.NewScope("durable:"+sessionID, nil)
+		h.scopes[sessionID] = s
+	}
+	return s
+}
+
+// Close flushes and closes every session log the host holds open and closes the sessions'
+// scopes.
 func (h *Host) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	for id, s := range h.scopes {
+		s.Close()
+		delete(h.scopes, id)
+	}
 	var errs []error
 	for id, l := range h.logs {
 		if err := l.Close(); err != nil {
@@ -294,7 +313,7 @@ func (h *Host) Model(ctx context.Context, in ModelInput) (ModelOutput, error) {
 	if err != nil {
 		return ModelOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("durable: derive the history of session %q: %v", in.SessionID, err), "BadLog", nil)
 	}
-	schemas, _, err := h.cfg.Registry.WireTools(h.scope)
+	schemas, _, err := h.cfg.Registry.WireTools(h.scope(in.SessionID))
 	if err != nil {
 		return ModelOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), "BadTools", nil)
 	}
@@ -353,7 +372,7 @@ func (h *Host) Tool(ctx context.Context, in ToolInput) (Outcome, error) {
 	}
 	stop := h.heartbeat(ctx)
 	reg := h.cfg.Registry
-	inv := reg.PrepareAdmitted(ctx, tool.Input{CallID: in.Call.ID, Name: in.Call.Name, Args: reg.ParseArguments(in.Call.RawArgs), OwnArgs: true, Agent: h.scope})
+	inv := reg.PrepareAdmitted(ctx, tool.Input{CallID: in.Call.ID, Name: in.Call.Name, Args: reg.ParseArguments(in.Call.RawArgs), OwnArgs: true, Agent: h.scope(in.SessionID)})
 	if inv.NeedsDispatch() {
 		inv.Dispatch()
 	}

@@ -353,8 +353,9 @@ func (r *run) batch(ctx workflow.Context, turn, step int, calls []Call, res *Tur
 	var out batchOut
 	reg := r.h.cfg.Registry
 	slots := make([]*slot, len(calls))
+	scope := r.h.scope(r.in.SessionID)
 	for i, c := range calls {
-		slots[i] = &slot{call: c, input: tool.Input{CallID: c.ID, Name: c.Name, Args: reg.ParseArguments(c.RawArgs), OwnArgs: true, Agent: r.h.scope}}
+		slots[i] = &slot{call: c, input: tool.Input{CallID: c.ID, Name: c.Name, Args: reg.ParseArguments(c.RawArgs), OwnArgs: true, Agent: scope}}
 	}
 	modes := make([]tool.ExecMode, len(calls))
 	for i, s := range slots {
