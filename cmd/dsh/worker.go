@@ -103,7 +103,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 
 // workerPrompt is the system prompt of a worker's model requests: the base prompt, the
 // workspace, and in code and both modes the Code Mode SDK that run_code programs are
-// written against (the tools are the same for every session the worker serves).
+// written against (in code mode after the instruction that only run_code is callable) (the tools are the same for every session the worker serves).
 func workerPrompt(rt *runtime, ws string) (string, error) {
 	prompt := agent.BasePrompt + "\n\nThe workspace is " + ws + "."
 	scope := rt.reg.NewScope("durable-prompt", nil)
@@ -112,8 +112,10 @@ func workerPrompt(rt *runtime, ws string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("the Code Mode SDK of the worker's tools: %w", err)
 	}
-	if sdk != "" {
-		prompt += "\n\n" + sdk
+	for _, section := range []string{codemode.CodeOnlySection(rt.reg, scope), sdk} {
+		if section != "" {
+			prompt += "\n\n" + section
+		}
 	}
 	return prompt, nil
 }
