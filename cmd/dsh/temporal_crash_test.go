@@ -11,6 +11,7 @@ import (
 
 	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/session/pgstore"
 )
 
 // TestDurableSessionWorkerCrashMidTurn kills the worker that holds the session log (and
@@ -18,9 +19,16 @@ import (
 // worker, and lets the call finish: the new worker takes the turn over where the workflow
 // stands, so the log does not diverge, the call's real result is logged, the turn completes
 // and the log loads with every tool/call closed by exactly one tool/result and no recovery
-// events.
+// events; with the file store and with PostgreSQL.
 func TestDurableSessionWorkerCrashMidTurn(t *testing.T) {
+	t.Run("files", func(t *testing.T) { sessionWorkerCrash(t, "") })
+	// The new worker waits for the crashed one's lease on the session to lapse.
+	t.Run("postgres", func(t *testing.T) { sessionWorkerCrash(t, pg.Database(t)) })
+}
+
+func sessionWorkerCrash(t *testing.T, storeURL string) {
 	w := newDurableWorld(t)
+	w.store = storeURL
 	ws := w.workspace("ws")
 	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -60,8 +68,15 @@ func TestDurableSessionWorkerCrashMidTurn(t *testing.T) {
 	res.want(t, 0)
 	mustContain(t, "stdout", res.stdout, "tool bash (b1): ok", "tool read (r1): ok", "done")
 
-	store, err := session.Open(filepath.Join(w.home, "sessions"), session.Options{})
-	if err != nil {
+	var store session.Store
+	if storeURL != "" {
+		ps, err := pgstore.Open(t.Context(), storeURL, pgstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ps.Close()
+		store = ps
+	} else if store, err = session.Open(filepath.Join(w.home, "sessions"), session.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	l, err := store.Load(context.Background(), id)

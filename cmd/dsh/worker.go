@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-go/dsh/llm"
 	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/policy/approval"
+	"github.com/dsh-go/dsh/session"
 )
 
 // runWorker is "dsh worker": it serves durable sessions' model requests, session logs and
@@ -77,7 +78,7 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	host, err := durable.NewHost(durable.HostConfig{
-		Registry: rt.reg, Store: store, Results: filepath.Join(store.Root(), "durable-results"),
+		Registry: rt.reg, Store: store, Results: resultsDir(c, store),
 		KeepApprover: *preset == approval.PresetFullAuto,
 		Model:        model, System: system, MaxTokens: *maxTokens,
 	})
@@ -118,4 +119,14 @@ func workerPrompt(rt *runtime, ws string) (string, error) {
 		}
 	}
 	return prompt, nil
+}
+
+// resultsDir is the directory of a worker's result store (tool results by call id):
+// beside the sessions of a file store, in the dsh home with a database store. Workers that
+// share sessions must share it.
+func resultsDir(c *loadedConfig, store session.Store) string {
+	if fs, ok := store.(*session.FileStore); ok {
+		return filepath.Join(fs.Root(), "durable-results")
+	}
+	return filepath.Join(c.home, "durable-results")
 }
