@@ -64,6 +64,9 @@ type Host struct {
 	mu     sync.Mutex
 	logs   map[string]session.Writer
 	scopes map[string]*tool.Scope // by session id, when cfg.Scope is nil
+
+	leaseWait time.Duration // between two attempts to take a held session (waitLog)
+	waiting   func()        // called before each such pause (tests)
 }
 
 // NewHost checks cfg and returns a host; Close closes the session logs it opened.
@@ -80,7 +83,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	if cfg.HeartbeatInterval <= 0 {
 		cfg.HeartbeatInterval = time.Second
 	}
-	h := &Host{cfg: cfg, logs: map[string]session.Writer{}, scopes: map[string]*tool.Scope{}}
+	h := &Host{cfg: cfg, logs: map[string]session.Writer{}, scopes: map[string]*tool.Scope{}, leaseWait: time.Second, waiting: func() {}}
 	if !cfg.KeepApprover {
 		cfg.Registry.SetApprover(workflowApprover{})
 	}
@@ -195,6 +198,29 @@ func (h *Host) log(ctx context.Context, id, workspace string, create bool) (sess
 	return l, nil
 }
 
+// waitLog returns a session's log for a model request, waiting while another writer holds
+// the session: after a session worker crashed, its PostgreSQL lease lapses only after the
+// lease's time to live, and the request (heartbeating meanwhile) would otherwise use up its
+// few attempts before then. It gives up when ctx ends.
+func (h *Host) waitLog(ctx context.Context, id string) (session.Writer, error) {
+	for {
+		l, err := h.log(ctx, id, "", false)
+		if !errors.Is(err, session.ErrConflict) {
+			return l, err
+		}
+		h.waiting()
+		t := time.NewTimer(h.leaseWait)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w (gave up waiting: %v)", err, context.Cause(ctx))
+		}
+	}
+}
+
 // AppendInput is the argument of the append activity: events that must land at seq Expect
 // and after.
 type AppendInput struct {
@@ -293,7 +319,9 @@ func (h *Host) Model(ctx context.Context, in ModelInput) (ModelOutput, error) {
 	if h.cfg.Model == nil {
 		return ModelOutput{}, temporal.NewNonRetryableApplicationError("durable: this worker has no model", "NoModel", nil)
 	}
-	l, err := h.log(ctx, in.SessionID, "", false)
+	stop := h.heartbeat(ctx)
+	defer stop()
+	l, err := h.waitLog(ctx, in.SessionID)
 	if err != nil {
 		return ModelOutput{}, err
 	}
@@ -321,9 +349,7 @@ func (h *Host) Model(ctx context.Context, in ModelInput) (ModelOutput, error) {
 	for _, s := range schemas {
 		req.Tools = append(req.Tools, llm.ToolSchema{Name: s.Name, Description: s.Description, Parameters: s.Parameters, Strict: s.Strict})
 	}
-	stop := h.heartbeat(ctx)
 	resp, err := llm.Generate(ctx, h.cfg.Model, req)
-	stop()
 	if err != nil {
 		var le *llm.Error
 		if errors.As(err, &le) && !le.Retryable() {
