@@ -17,7 +17,7 @@ import (
 // whose session worker was lost is retried on another worker after that timeout rather
 // than after the request's ten-minute bound.
 func TestModelActivityHasAHeartbeatTimeout(t *testing.T) {
-	f := newFixture(t, []script.Reply{{Text: "done"}}, func(c *durable.HostConfig) { c.HeartbeatInterval = time.Millisecond })
+	f := newFixture(t, []script.Reply{{Text: "done"}}, nil)
 	e := env(t, f)
 	var got []time.Duration
 	e.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
@@ -30,7 +30,7 @@ func TestModelActivityHasAHeartbeatTimeout(t *testing.T) {
 	in.HeartbeatTimeout = 7 * time.Second
 	e.ExecuteWorkflow(durable.WorkflowName, in)
 	if !tc.done || tc.err != nil || tc.res.Text != "done" {
-		t.Fatalf("turn %+v", tc)
+		t.Fatalf("turn %+v, workflow %v", tc, e.GetWorkflowError())
 	}
 	if len(got) != 1 || got[0] != 7*time.Second {
 		t.Fatalf("model activities started with heartbeat timeouts %v, want [7s]", got)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/dsh-go/dsh/durable"
 	"github.com/dsh-go/dsh/internal/term"
+	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/session"
 )
 
@@ -24,13 +27,17 @@ type durableRun struct {
 	task      string
 	approval  time.Duration
 	heartbeat time.Duration
+	// json prints the turn's events as JSON lines and then a summary object on standard
+	// output, as "dsh run --json" does.
+	json bool
 }
 
 // runTemporal starts the session workflow (or attaches to the running one of --resume),
-// sends the task as a turn and reports the turn as it goes: the calls waiting for an
-// approval (with the command that answers them) and, when the turn ends, its calls and
-// answer. Interrupting dsh run leaves the turn running on the workers; the session can be
-// attached to again with --resume.
+// sends the task as a turn and reports the turn as it goes: its events as the in-process
+// transcript shows them (or, with --json, as JSON lines and then a summary object), the
+// calls waiting for an approval (with the command that answers them) and, when the turn
+// ends, its calls and answer. Interrupting dsh run leaves the turn running on the workers;
+// the session can be attached to again with --resume.
 func runTemporal(ctx context.Context, e *env, r durableRun) error {
 	if r.queue == "" {
 		return &usageError{"dsh run --temporal needs --queue NAME: the task queue of the worker that keeps the session"}
@@ -60,16 +67,47 @@ func runTemporal(ctx context.Context, e *env, r durableRun) error {
 	if err != nil {
 		return fmt.Errorf("send the turn to session %s: %w", id, err)
 	}
-	tr := newTranscript(e.stderr, term.For(e.stderr, e.getenv), term.IsTerminal(e.stderr), nil)
-	defer tr.stop()
-	res, err := followTurn(ctx, tc, h, tr.event, func(p durable.PendingApproval) {
-		fmt.Fprintf(e.stdout, "approval needed: %s %s (%s)\n  answer with: dsh approve --temporal %s %s %s yes|no [--reason TEXT]\n",
+	emit, notices := jsonLines(e.stdout), e.stderr
+	if !r.json {
+		tr := newTranscript(e.stderr, term.For(e.stderr, e.getenv), term.IsTerminal(e.stderr), nil)
+		defer tr.stop()
+		emit, notices = tr.event, e.stdout
+	}
+	res, err := followTurn(ctx, tc, h, emit, func(p durable.PendingApproval) {
+		fmt.Fprintf(notices, "approval needed: %s %s (%s)\n  answer with: dsh approve --temporal %s %s %s yes|no [--reason TEXT]\n",
 			p.Tool, p.Arguments, p.Reason, *r.temporal.addr, id, p.CallID)
 	})
 	if err != nil {
 		return fmt.Errorf("turn of session %s: %w", id, err)
 	}
+	if r.json {
+		if err := durableSummary(e.stdout, id, res); err != nil {
+			return err
+		}
+		return turnExit(res)
+	}
 	return printTurn(e, id, res)
+}
+
+// durableSummary writes the --json summary object of a durable turn: how it ended, its
+// answer, the session and turn, and the failure of an "error" turn.
+func durableSummary(w io.Writer, id string, res durable.TurnResult) error {
+	o := jsonv.NewObject(
+		jsonv.Member{Name: "type", Value: "summary"},
+		jsonv.Member{Name: "status", Value: res.Reason},
+		jsonv.Member{Name: "answer", Value: strings.TrimSpace(res.Text)},
+		jsonv.Member{Name: "sessionId", Value: id},
+		jsonv.Member{Name: "turn", Value: float64(res.Turn)},
+	)
+	if res.Error != "" {
+		o.Set("error", res.Error)
+	}
+	b, err := jsonv.Marshal(o)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
 }
 
 // followTurn waits for the turn that h asked for and streams it while it runs: each event
@@ -166,6 +204,11 @@ func printTurn(e *env, id string, res durable.TurnResult) error {
 		fmt.Fprintln(e.stdout, res.Text)
 	}
 	fmt.Fprintf(e.stderr, "turn %d of session %s ended: %s\n", res.Turn, id, res.Reason)
+	return turnExit(res)
+}
+
+// turnExit is how dsh run exits after a durable turn: 0 when it completed, 1 otherwise.
+func turnExit(res durable.TurnResult) error {
 	switch res.Reason {
 	case session.EndCompleted:
 		return nil

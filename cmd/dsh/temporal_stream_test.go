@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,4 +63,37 @@ func TestDurableRunStreamsTheTurn(t *testing.T) {
 		at += i + len(want)
 	}
 	durableResults(t, w.events(id))
+}
+
+// TestDurableRunJSON: with --json, dsh run --temporal prints the turn's events as JSON
+// lines, in log order, and then the summary object, as an in-process run does.
+func TestDurableRunJSON(t *testing.T) {
+	w := newDurableWorld(t)
+	ws := w.workspace("ws")
+	script := w.script("json.jsonl", fmt.Sprintf(`{"toolCalls":[%s]}
+{"text":"ok"}
+`, bashCall("b1", "echo hi")))
+	w.worker(ws, "q", script)
+	id := newSessionID()
+	res := testwait.Recv(t, w.run(t.Context(), ws, id, "--queue", "q", "--json", "as json"), "dsh run to end")
+	res.want(t, 0)
+	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
+	var types []string
+	var last map[string]any
+	for _, l := range lines {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("stdout line %q is not JSON: %v\n%s", l, err, res.stdout)
+		}
+		types = append(types, fmt.Sprint(v["type"]))
+		last = v
+	}
+	logged := typesOf(w.events(id))
+	if got := strings.Join(types[:len(types)-1], " "); got != strings.Join(logged, " ") {
+		t.Fatalf("stdout events %s, the log %s", got, logged)
+	}
+	want := map[string]any{"type": "summary", "status": "completed", "answer": "ok", "sessionId": id, "turn": float64(1)}
+	if fmt.Sprint(last) != fmt.Sprint(want) {
+		t.Fatalf("summary %v, want %v", last, want)
+	}
 }
