@@ -1,6 +1,7 @@
 package durable_test
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -95,5 +96,58 @@ func TestProgressReportsTheTurnAsLogged(t *testing.T) {
 	}
 	if len(tail.Events) != len(logged)-6 || tail.Events[0].Seq != 6 {
 		t.Fatalf("progress from seq 6 holds %d events from %v", len(tail.Events), tail.Events)
+	}
+}
+
+// TestProgressAnswersInPieces: a turn whose events are larger than one answer should carry
+// (here 30 results of 40 KiB) is reported in pieces: each answer says there is more, and
+// asking again from the seq after its last event continues without a gap.
+func TestProgressAnswersInPieces(t *testing.T) {
+	var calls []script.ToolCall
+	for i := range 30 {
+		calls = append(calls, script.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "big", Arguments: `{"text":"0123456789"}`})
+	}
+	f := newFixture(t, []script.Reply{{ToolCalls: calls}, {Text: "done"}}, nil)
+	e := env(t, f)
+	tc := sendTurn(e, "go", time.Second, e.CancelWorkflow)
+	e.ExecuteWorkflow(durable.WorkflowName, input())
+	if !tc.done || tc.err != nil {
+		t.Fatalf("turn %+v", tc)
+	}
+	// The ended workflow answers queries from its last state.
+	var pieces []durable.Progress
+	from := int64(0)
+	for len(pieces) < 100 {
+		var p durable.Progress
+		v, err := e.QueryWorkflow(durable.QueryProgress, from)
+		if err == nil {
+			err = v.Get(&p)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		pieces = append(pieces, p)
+		if !p.More {
+			break
+		}
+		from = p.Events[len(p.Events)-1].Seq + 1
+	}
+	if len(pieces) < 2 {
+		t.Fatalf("%d answers, want the turn in pieces", len(pieces))
+	}
+	var seqs []int64
+	for _, p := range pieces {
+		for _, l := range p.Events {
+			seqs = append(seqs, l.Seq)
+		}
+	}
+	logged := f.events(t, sessionID)
+	if len(seqs) != len(logged) {
+		t.Fatalf("the answers hold %d events, the log %d", len(seqs), len(logged))
+	}
+	for i, s := range seqs {
+		if s != int64(i) {
+			t.Fatalf("event %d of the answers is seq %d", i, s)
+		}
 	}
 }

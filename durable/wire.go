@@ -286,5 +286,8 @@ type Progress struct {
 	UpdateID string
 	Turn     int
 	Events   []Logged
-	Pending  []PendingApproval
+	// More says that events after the last of Events were left out to keep the answer
+	// small: ask again from the seq after it.
+	More    bool `json:",omitempty"`
+	Pending []PendingApproval
 }

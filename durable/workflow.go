@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -167,13 +168,27 @@ func validateTurn(req TurnRequest) error {
 	return nil
 }
 
+// progressLimit bounds the encoded events of one QueryProgress answer, well under
+// Temporal's payload limit; the client asks again for the rest (Progress.More).
+const progressLimit = 1 << 20
+
 // progress answers QueryProgress: the current turn's events from seq from on.
 func (r *run) progress(from int64) (Progress, error) {
 	p := Progress{UpdateID: r.trailUpdate, Turn: r.in.Turn}
+	size := 0
 	for _, l := range r.trail {
-		if l.Seq >= from {
-			p.Events = append(p.Events, l)
+		if l.Seq < from {
+			continue
 		}
+		b, err := json.Marshal(l)
+		if err != nil {
+			return Progress{}, fmt.Errorf("encode the event at seq %d: %w", l.Seq, err)
+		}
+		if size += len(b); size > progressLimit && len(p.Events) > 0 {
+			p.More = true
+			break
+		}
+		p.Events = append(p.Events, l)
 	}
 	p.Pending = r.pendingList()
 	return p, nil

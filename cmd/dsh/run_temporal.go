@@ -149,7 +149,8 @@ func followTurn(ctx context.Context, tc client.Client, h client.WorkflowUpdateHa
 
 	var next int64
 	shown := map[string]bool{}
-	pull := func() {
+	var pull func()
+	pull = func() {
 		v, err := tc.QueryWorkflow(ctx, h.WorkflowID(), h.RunID(), durable.QueryProgress, next)
 		if err != nil {
 			return
@@ -175,6 +176,9 @@ func followTurn(ctx context.Context, tc client.Client, h client.WorkflowUpdateHa
 			ev.Seq = l.Seq
 			emit(ev)
 			next = l.Seq + 1
+		}
+		if p.More && len(p.Events) > 0 {
+			pull()
 		}
 	}
 	pull()
