@@ -137,14 +137,11 @@ func followTurn(ctx context.Context, tc client.Client, h client.WorkflowUpdateHa
 			}
 		}
 	}()
-	var result error
-	got := false
+	// The turn's result is the only way out of the loop below, so the goroutine of h.Get
+	// has ended by then; the history watcher ends with ctx.
 	defer func() {
 		cancel()
 		<-watched
-		if !got {
-			<-done
-		}
 	}()
 
 	var next int64
@@ -184,12 +181,11 @@ func followTurn(ctx context.Context, tc client.Client, h client.WorkflowUpdateHa
 	pull()
 	for {
 		select {
-		case result = <-done:
-			got = true
-			if result == nil {
+		case err := <-done:
+			if err == nil {
 				pull() // the turn's last events
 			}
-			return res, result
+			return res, err
 		case <-wake:
 			pull()
 		}
