@@ -28,7 +28,10 @@ type HostConfig struct {
 	// workflow (they must be deterministic: decisions from the call and the configuration
 	// only), its bodies, around- and post-execute stages in the tool activity. Required.
 	Registry *tool.Registry
-	// Scope is the agent scope calls are made for (nil: a new top-level scope).
+	// Scope is the agent scope every session's calls are made for. Nil gives each session
+	// a top-level scope of its own on this worker (created on first use, closed by Close),
+	// so that per-agent state, such as the repeat reminder's, does not leak between the
+	// sessions a worker serves.
 	Scope *tool.Scope
 	// Store keeps the session logs; required on a worker that serves session queues.
 	Store session.Store
@@ -56,11 +59,14 @@ type HostConfig struct {
 
 // Host serves the session workflow and its activities on a Temporal worker.
 type Host struct {
-	cfg   HostConfig
-	scope *tool.Scope
+	cfg HostConfig
 
-	mu   sync.Mutex
-	logs map[string]session.Writer
+	mu     sync.Mutex
+	logs   map[string]session.Writer
+	scopes map[string]*tool.Scope // by session id, when cfg.Scope is nil
+
+	leaseWait time.Duration // between two attempts to take a held session (waitLog)
+	waiting   func()        // called before each such pause (tests)
 }
 
 // NewHost checks cfg and returns a host; Close closes the session logs it opened.
@@ -77,11 +83,7 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	if cfg.HeartbeatInterval <= 0 {
 		cfg.HeartbeatInterval = time.Second
 	}
-	scope := cfg.Scope
-	if scope == nil {
-		scope = cfg.Registry.NewScope("durable", nil)
-	}
-	h := &Host{cfg: cfg, scope: scope, logs: map[string]session.Writer{}}
+	h := &Host{cfg: cfg, logs: map[string]session.Writer{}, scopes: map[string]*tool.Scope{}, leaseWait: time.Second, waiting: func() {}}
 	if !cfg.KeepApprover {
 		cfg.Registry.SetApprover(workflowApprover{})
 	}
@@ -103,10 +105,30 @@ func (h *Host) Register(w Registrar) {
 	w.RegisterActivityWithOptions(h.Tool, activity.RegisterOptions{Name: activityTool})
 }
 
-// Close flushes and closes every session log the host holds open.
+// scope returns the agent scope of a session's calls.
+func (h *Host) scope(sessionID string) *tool.Scope {
+	if h.cfg.Scope != nil {
+		return h.cfg.Scope
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.scopes[sessionID]
+	if !ok {
+		s = h.cfg.Registry.NewScope("durable:"+sessionID, nil)
+		h.scopes[sessionID] = s
+	}
+	return s
+}
+
+// Close flushes and closes every session log the host holds open and closes the sessions'
+// scopes.
 func (h *Host) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	for id, s := range h.scopes {
+		s.Close()
+		delete(h.scopes, id)
+	}
 	var errs []error
 	for id, l := range h.logs {
 		if err := l.Close(); err != nil {
@@ -146,7 +168,8 @@ func (h *Host) Open(ctx context.Context, in OpenInput) (OpenOutput, error) {
 	return out, nil
 }
 
-// log returns the open log of a session, opening (or, with create, creating) it.
+// log returns the open log of a session. With create (the workflow's open) it creates the
+// session, or resumes it with recovery; without, it reopens it without recovery.
 func (h *Host) log(ctx context.Context, id, workspace string, create bool) (session.Writer, error) {
 	if h.cfg.Store == nil {
 		return nil, temporal.NewNonRetryableApplicationError("durable: this worker has no session store", "NoStore", nil)
@@ -156,7 +179,15 @@ func (h *Host) log(ctx context.Context, id, workspace string, create bool) (sess
 	if l, ok := h.logs[id]; ok {
 		return l, nil
 	}
-	l, err := h.cfg.Store.Resume(ctx, id)
+	// Opening a session for a new workflow closes a turn an earlier run left open (recovery,
+	// as in process); any later open takes over from a crashed session worker mid-turn: the
+	// workflow owns that turn and writes its remaining events at the seqs it expects, so the
+	// log is reopened as it stands.
+	reopen := h.cfg.Store.Reopen
+	if create {
+		reopen = h.cfg.Store.Resume
+	}
+	l, err := reopen(ctx, id)
 	if errors.Is(err, session.ErrNotFound) && create {
 		l, err = h.cfg.Store.Create(ctx, session.Header{ID: id, Cwd: workspace})
 	}
@@ -165,6 +196,29 @@ func (h *Host) log(ctx context.Context, id, workspace string, create bool) (sess
 	}
 	h.logs[id] = l
 	return l, nil
+}
+
+// waitLog returns a session's log for a model request, waiting while another writer holds
+// the session: after a session worker crashed, its PostgreSQL lease lapses only after the
+// lease's time to live, and the request (heartbeating meanwhile) would otherwise use up its
+// few attempts before then. It gives up when ctx ends.
+func (h *Host) waitLog(ctx context.Context, id string) (session.Writer, error) {
+	for {
+		l, err := h.log(ctx, id, "", false)
+		if !errors.Is(err, session.ErrConflict) {
+			return l, err
+		}
+		h.waiting()
+		t := time.NewTimer(h.leaseWait)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w (gave up waiting: %v)", err, context.Cause(ctx))
+		}
+	}
 }
 
 // AppendInput is the argument of the append activity: events that must land at seq Expect
@@ -226,52 +280,22 @@ func appendAt(l session.Writer, expect int64, evs []session.Event) ([]int64, err
 	return seqs, nil
 }
 
-// event builds the session event of le.
+// event builds the session event of le, with a result passed by reference read back from
+// the result store.
 func (h *Host) event(le LogEvent) (session.Event, error) {
 	switch le.Kind {
-	case session.TypeTurnStart:
-		return session.TurnStart{Turn: le.Turn}.Event(), nil
-	case session.TypeUserMessage:
-		return session.UserMessage{Message: content.Message{Content: content.Texts(le.Text)}}.Event(), nil
-	case session.TypeStepStart:
-		return session.StepStart{Turn: le.Turn, Step: le.Step}.Event(), nil
-	case session.TypeStepEnd:
-		return session.StepEnd{Turn: le.Turn, Step: le.Step}.Event(), nil
-	case session.TypeToolCall:
-		return session.ToolCall{Turn: le.Turn, Step: le.Step, CallID: le.CallID, Name: le.Name, Arguments: le.Args}.Event(), nil
-	case session.TypeApprovalAsked:
-		return session.ApprovalAsked{ID: le.CallID, ToolName: le.Name, CallID: le.CallID, Reason: le.Reason}.Event(), nil
-	case session.TypeApprovalDecided:
-		outcome := string(tool.ApprovalRejected)
-		if le.Approved {
-			outcome = string(tool.ApprovalAllowedOnce)
-		}
-		return session.ApprovalDecided{ID: le.CallID, Outcome: outcome, Feedback: le.Reason}.Event(), nil
+	case session.TypeAssistantMessage:
+		return session.Event{}, fmt.Errorf("durable: cannot log an event of kind %q: the model activity appends it", le.Kind)
 	case session.TypeToolResult:
-		if le.Outcome == nil {
-			return session.Event{}, fmt.Errorf("durable: tool/result of call %q has no outcome", le.CallID)
-		}
-		o := *le.Outcome
-		if o.Ref != "" {
-			var err error
-			if o, err = h.loadRef(o.Ref); err != nil {
+		if le.Outcome != nil && le.Outcome.Ref != "" {
+			o, err := h.loadRef(le.Outcome.Ref)
+			if err != nil {
 				return session.Event{}, err
 			}
+			le.Outcome = &o
 		}
-		p, err := o.toolResult(le.Turn, le.Step, le.CallID, le.CallSeq)
-		if err != nil {
-			return session.Event{}, err
-		}
-		return p.Event(), nil
-	case session.TypeTurnEnd:
-		r := session.EndReason{Kind: le.Reason, Cause: le.Cause}
-		if le.ErrMessage != "" {
-			r.Error = &session.Failure{Message: le.ErrMessage, Code: le.ErrCode}
-		}
-		return session.TurnEnd{Turn: le.Turn, Reason: r}.Event(), nil
-	default:
-		return session.Event{}, fmt.Errorf("durable: cannot log an event of kind %q", le.Kind)
 	}
+	return le.Event()
 }
 
 // ModelInput asks for one model request of a step; its assistant/message lands at Expect.
@@ -295,7 +319,9 @@ func (h *Host) Model(ctx context.Context, in ModelInput) (ModelOutput, error) {
 	if h.cfg.Model == nil {
 		return ModelOutput{}, temporal.NewNonRetryableApplicationError("durable: this worker has no model", "NoModel", nil)
 	}
-	l, err := h.log(ctx, in.SessionID, "", false)
+	stop := h.heartbeat(ctx)
+	defer stop()
+	l, err := h.waitLog(ctx, in.SessionID)
 	if err != nil {
 		return ModelOutput{}, err
 	}
@@ -315,7 +341,7 @@ func (h *Host) Model(ctx context.Context, in ModelInput) (ModelOutput, error) {
 	if err != nil {
 		return ModelOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("durable: derive the history of session %q: %v", in.SessionID, err), "BadLog", nil)
 	}
-	schemas, _, err := h.cfg.Registry.WireTools(h.scope)
+	schemas, _, err := h.cfg.Registry.WireTools(h.scope(in.SessionID))
 	if err != nil {
 		return ModelOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), "BadTools", nil)
 	}
@@ -372,7 +398,7 @@ func (h *Host) Tool(ctx context.Context, in ToolInput) (Outcome, error) {
 	}
 	stop := h.heartbeat(ctx)
 	reg := h.cfg.Registry
-	inv := reg.PrepareAdmitted(ctx, tool.Input{CallID: in.Call.ID, Name: in.Call.Name, Args: reg.ParseArguments(in.Call.RawArgs), OwnArgs: true, Agent: h.scope})
+	inv := reg.PrepareAdmitted(ctx, tool.Input{CallID: in.Call.ID, Name: in.Call.Name, Args: reg.ParseArguments(in.Call.RawArgs), OwnArgs: true, Agent: h.scope(in.SessionID)})
 	if inv.NeedsDispatch() {
 		inv.Dispatch()
 	}

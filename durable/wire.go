@@ -22,6 +22,9 @@ const (
 	activityAppend = "dsh.session.append"
 	activityModel  = "dsh.model"
 	activityTool   = "dsh.tool"
+
+	// versionOpenBarrier marks runs that end the workflow task after opening the log.
+	versionOpenBarrier = "open-barrier"
 )
 
 // Defaults of SessionInput.
@@ -206,4 +209,85 @@ type LogEvent struct {
 	ErrMessage string   `json:",omitempty"`
 	ErrCode    string   `json:",omitempty"`
 	Approved   bool     `json:",omitempty"`
+	// Calls are the tool calls of an assistant/message (which the model activity appends;
+	// the workflow keeps it only for QueryProgress).
+	Calls []Call `json:",omitempty"`
+}
+
+// Event returns the session event le describes, as the session worker appends it (without
+// seq and time). A tool result passed by reference (Outcome.Ref) is described by a short
+// note instead of its content, which is in the result store: the session worker resolves
+// the reference before appending.
+func (le LogEvent) Event() (session.Event, error) {
+	switch le.Kind {
+	case session.TypeTurnStart:
+		return session.TurnStart{Turn: le.Turn}.Event(), nil
+	case session.TypeUserMessage:
+		return session.UserMessage{Message: content.Message{Content: content.Texts(le.Text)}}.Event(), nil
+	case session.TypeStepStart:
+		return session.StepStart{Turn: le.Turn, Step: le.Step}.Event(), nil
+	case session.TypeStepEnd:
+		return session.StepEnd{Turn: le.Turn, Step: le.Step}.Event(), nil
+	case session.TypeAssistantMessage:
+		m := content.Message{Role: content.RoleAssistant}
+		if le.Text != "" {
+			m.Content = content.Texts(le.Text)
+		}
+		for _, c := range le.Calls {
+			m.Content = append(m.Content, content.ToolCall(c.ID, c.Name, c.RawArgs))
+		}
+		return session.AssistantMessage{Turn: le.Turn, Step: le.Step, Message: m}.Event(), nil
+	case session.TypeToolCall:
+		return session.ToolCall{Turn: le.Turn, Step: le.Step, CallID: le.CallID, Name: le.Name, Arguments: le.Args}.Event(), nil
+	case session.TypeApprovalAsked:
+		return session.ApprovalAsked{ID: le.CallID, ToolName: le.Name, CallID: le.CallID, Reason: le.Reason}.Event(), nil
+	case session.TypeApprovalDecided:
+		outcome := string(tool.ApprovalRejected)
+		if le.Approved {
+			outcome = string(tool.ApprovalAllowedOnce)
+		}
+		return session.ApprovalDecided{ID: le.CallID, Outcome: outcome, Feedback: le.Reason}.Event(), nil
+	case session.TypeToolResult:
+		if le.Outcome == nil {
+			return session.Event{}, fmt.Errorf("durable: tool/result of call %q has no outcome", le.CallID)
+		}
+		o := *le.Outcome
+		if o.Ref != "" {
+			o.Content = content.Texts("(a large result: the session log holds it in full)")
+		}
+		p, err := o.toolResult(le.Turn, le.Step, le.CallID, le.CallSeq)
+		if err != nil {
+			return session.Event{}, err
+		}
+		return p.Event(), nil
+	case session.TypeTurnEnd:
+		r := session.EndReason{Kind: le.Reason, Cause: le.Cause}
+		if le.ErrMessage != "" {
+			r.Error = &session.Failure{Message: le.ErrMessage, Code: le.ErrCode}
+		}
+		return session.TurnEnd{Turn: le.Turn, Reason: r}.Event(), nil
+	default:
+		return session.Event{}, fmt.Errorf("durable: cannot log an event of kind %q", le.Kind)
+	}
+}
+
+// Logged is one event of the session's current turn as the workflow logged it.
+type Logged struct {
+	Seq   int64
+	Event LogEvent
+}
+
+// Progress is what the QueryProgress query reports: the events of the session's current
+// (or last) turn from a seq on, and the calls waiting for an answer. A client streams a
+// turn by asking again from the seq after the last event it has.
+type Progress struct {
+	// UpdateID is the id of the UpdateTurn update whose turn Events belong to ("" before
+	// the first turn of this workflow run).
+	UpdateID string
+	Turn     int
+	Events   []Logged
+	// More says that events after the last of Events were left out to keep the answer
+	// small: ask again from the seq after it.
+	More    bool `json:",omitempty"`
+	Pending []PendingApproval
 }

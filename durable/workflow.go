@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -63,12 +64,17 @@ type run struct {
 	pending map[string]*pendingCall
 	order   []string // pending call ids, oldest first
 	turns   int      // turns taken by this run
+	// trail is what QueryProgress reports: the events of the current (or last) turn and
+	// the id of the update that asked for it.
+	trail       []Logged
+	trailUpdate string
 }
 
 type turnSlot struct {
-	req  TurnRequest
-	done bool
-	res  TurnResult
+	req      TurnRequest
+	updateID string
+	done     bool
+	res      TurnResult
 }
 
 type pendingCall struct {
@@ -88,12 +94,11 @@ func (h *Host) Session(ctx workflow.Context, in SessionInput) error {
 		return err
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryPending, func() ([]PendingApproval, error) {
-		out := make([]PendingApproval, 0, len(r.order))
-		for _, id := range r.order {
-			out = append(out, r.pending[id].info)
-		}
-		return out, nil
+		return r.pendingList(), nil
 	}); err != nil {
+		return err
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryProgress, r.progress); err != nil {
 		return err
 	}
 	if !in.Opened {
@@ -102,6 +107,16 @@ func (h *Host) Session(ctx workflow.Context, in SessionInput) error {
 			return fmt.Errorf("open session %q: %w", in.SessionID, err)
 		}
 		r.seq, r.in.Turn, r.in.Opened = out.NextSeq, out.Turn, true
+		// The open is the one log write that is not idempotent (it reports where the log
+		// stands): end the workflow task here so that its result is in the history before
+		// any turn is appended. Otherwise a session worker that crashed after appending in
+		// the same task would, on replay, reopen a log holding the turn's first events and
+		// start the turn after them.
+		if workflow.GetVersion(ctx, versionOpenBarrier, workflow.DefaultVersion, 1) == 1 {
+			if err := workflow.Sleep(ctx, time.Millisecond); err != nil {
+				return err
+			}
+		}
 	}
 	for {
 		if err := workflow.Await(ctx, func() bool { return r.next() != nil }); err != nil {
@@ -109,6 +124,7 @@ func (h *Host) Session(ctx workflow.Context, in SessionInput) error {
 			return err
 		}
 		slot := r.next()
+		r.trail, r.trailUpdate = nil, slot.updateID
 		slot.res = r.turn(ctx, slot.req)
 		slot.done = true
 		r.turns++
@@ -152,9 +168,47 @@ func validateTurn(req TurnRequest) error {
 	return nil
 }
 
+// progressLimit bounds the encoded events of one QueryProgress answer, well under
+// Temporal's payload limit; the client asks again for the rest (Progress.More).
+const progressLimit = 1 << 20
+
+// progress answers QueryProgress: the current turn's events from seq from on.
+func (r *run) progress(from int64) (Progress, error) {
+	p := Progress{UpdateID: r.trailUpdate, Turn: r.in.Turn}
+	size := 0
+	for _, l := range r.trail {
+		if l.Seq < from {
+			continue
+		}
+		b, err := json.Marshal(l)
+		if err != nil {
+			return Progress{}, fmt.Errorf("encode the event at seq %d: %w", l.Seq, err)
+		}
+		if size += len(b); size > progressLimit && len(p.Events) > 0 {
+			p.More = true
+			break
+		}
+		p.Events = append(p.Events, l)
+	}
+	p.Pending = r.pendingList()
+	return p, nil
+}
+
+// pendingList lists the calls waiting for an answer, oldest first.
+func (r *run) pendingList() []PendingApproval {
+	out := make([]PendingApproval, 0, len(r.order))
+	for _, id := range r.order {
+		out = append(out, r.pending[id].info)
+	}
+	return out
+}
+
 // onTurn queues a turn and returns its result when it has ended.
 func (r *run) onTurn(ctx workflow.Context, req TurnRequest) (TurnResult, error) {
 	slot := &turnSlot{req: req}
+	if u := workflow.GetCurrentUpdateInfo(ctx); u != nil {
+		slot.updateID = u.ID
+	}
 	r.queue = append(r.queue, slot)
 	// A cancelled workflow still ends the turn (aborted): wait for that result.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
@@ -193,10 +247,14 @@ func (r *run) onApprove(ctx workflow.Context, a Approval) (string, error) {
 	return "rejected", nil
 }
 
+// local sets the options of the session log's local activities. A failed write is retried
+// for two minutes: long enough for a crashed writer's lease on a PostgreSQL session to lapse
+// (30 s by default), so that a session worker taking over can reopen the log.
 func (r *run) local(ctx workflow.Context) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
+		StartToCloseTimeout:    time.Minute,
+		ScheduleToCloseTimeout: 2 * time.Minute,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 10 * time.Second},
 	})
 }
 
@@ -213,6 +271,9 @@ func (r *run) appendEvents(ctx workflow.Context, evs ...LogEvent) ([]int64, erro
 		return nil, fmt.Errorf("log %s: %d seqs for %d events", evs[0].Kind, len(seqs), len(evs))
 	}
 	r.seq = seqs[len(seqs)-1] + 1
+	for i, ev := range evs {
+		r.trail = append(r.trail, Logged{Seq: seqs[i], Event: ev})
+	}
 	return seqs, nil
 }
 
@@ -251,6 +312,7 @@ func (r *run) turn(ctx workflow.Context, req TurnRequest) TurnResult {
 		mctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			TaskQueue:           r.in.SessionQueue,
 			StartToCloseTimeout: 10 * time.Minute,
+			HeartbeatTimeout:    r.in.HeartbeatTimeout,
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 		})
 		var reply ModelOutput
@@ -264,6 +326,7 @@ func (r *run) turn(ctx workflow.Context, req TurnRequest) TurnResult {
 			return end(session.EndError, fmt.Errorf("model request of step %d: %w", step, err))
 		}
 		r.seq = reply.Seq + 1
+		r.trail = append(r.trail, Logged{Seq: reply.Seq, Event: LogEvent{Kind: session.TypeAssistantMessage, Turn: res.Turn, Step: step, Text: reply.Text, Calls: reply.Calls}})
 		if reply.Text != "" {
 			res.Text = reply.Text
 		}
@@ -305,8 +368,9 @@ func (r *run) batch(ctx workflow.Context, turn, step int, calls []Call, res *Tur
 	var out batchOut
 	reg := r.h.cfg.Registry
 	slots := make([]*slot, len(calls))
+	scope := r.h.scope(r.in.SessionID)
 	for i, c := range calls {
-		slots[i] = &slot{call: c, input: tool.Input{CallID: c.ID, Name: c.Name, Args: reg.ParseArguments(c.RawArgs), OwnArgs: true, Agent: r.h.scope}}
+		slots[i] = &slot{call: c, input: tool.Input{CallID: c.ID, Name: c.Name, Args: reg.ParseArguments(c.RawArgs), OwnArgs: true, Agent: scope}}
 	}
 	modes := make([]tool.ExecMode, len(calls))
 	for i, s := range slots {

@@ -69,7 +69,8 @@
 // header, and an intact record holding an invalid event (unknown required type, seq gap,
 // malformed payload) are a *CorruptError naming the file and byte offset. Load then adds
 // RecoveryEvents in memory; FileStore.Resume also cuts the torn tail off the file, appends the
-// recovery events durably, and returns the FileLog to continue the session.
+// recovery events durably, and returns the FileLog to continue the session; FileStore.Reopen
+// cuts the torn tail but appends nothing, for a writer that finishes the open turn itself.
 //
 // Surface replacement (the reference's compaction surfaceOp objects) is not supported:
 // such a log is refused.

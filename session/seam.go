@@ -25,6 +25,12 @@ type Store interface {
 	// Resume reopens a session for appending: it durably records the recovery events
 	// Load would add and returns the log positioned after them.
 	Resume(ctx context.Context, id string) (Writer, error)
+	// Reopen reopens a session for appending as it stands, without recovery: an open
+	// turn stays open and no synthetic result closes its calls. It is for a writer that
+	// owns the turn a crashed writer left open and will write the rest of it itself (a
+	// durable session's workflow taking over on a new worker). Single-writer rules are
+	// those of Resume; a torn final batch is still cut off.
+	Reopen(ctx context.Context, id string) (Writer, error)
 	// List describes every stored session, ordered by creation time (then id).
 	List(ctx context.Context) ([]Info, error)
 	// Resolve returns the full id of the session id names: an exact id or a unique

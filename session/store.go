@@ -204,6 +204,18 @@ func (s *FileStore) Load(ctx context.Context, id string) (*Loaded, error) {
 // off the file, durably appends the recovery events, and returns the log positioned after
 // them.
 func (s *FileStore) Resume(ctx context.Context, id string) (Writer, error) {
+	return s.reopen(ctx, id, true)
+}
+
+// Reopen reopens a session for appending as it stands (see Store.Reopen): it cuts a torn
+// final batch off the file but records no recovery events, so an open turn stays open.
+func (s *FileStore) Reopen(ctx context.Context, id string) (Writer, error) {
+	return s.reopen(ctx, id, false)
+}
+
+// reopen opens a session's file for appending, with or without recording the recovery
+// events of an interrupted turn.
+func (s *FileStore) reopen(ctx context.Context, id string, withRecovery bool) (Writer, error) {
 	path, err := s.find(ctx, id)
 	if err != nil {
 		return nil, err
@@ -212,7 +224,7 @@ func (s *FileStore) Resume(ctx context.Context, id string) (Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session: open %q: %w", path, err)
 	}
-	l, err := s.resume(path, id, f)
+	l, err := s.resume(path, id, f, withRecovery)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -220,7 +232,7 @@ func (s *FileStore) Resume(ctx context.Context, id string) (Writer, error) {
 	return l, nil
 }
 
-func (s *FileStore) resume(path, id string, f *os.File) (*FileLog, error) {
+func (s *FileStore) resume(path, id string, f *os.File, withRecovery bool) (*FileLog, error) {
 	if err := lockFile(f); err != nil {
 		return nil, err
 	}
@@ -244,7 +256,10 @@ func (s *FileStore) resume(path, id string, f *os.File) (*FileLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := RecoveryEvents(sc.events)
+	var rec []Event
+	if withRecovery {
+		rec = RecoveryEvents(sc.events)
+	}
 	if len(rec) == 0 {
 		return l, nil
 	}

@@ -44,7 +44,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	}
 	if *tf.addr != "" {
 		return runTemporal(ctx, e, durableRun{temporal: tf, queue: *queue, toolQueue: *toolQueue, resume: *sf.resume,
-			workspace: *sf.workspace, task: task, approval: *approvalWait, heartbeat: *heartbeat})
+			workspace: *sf.workspace, task: task, approval: *approvalWait, heartbeat: *heartbeat, json: *asJSON})
 	}
 	o, err := sf.conversation(e)
 	if err != nil {

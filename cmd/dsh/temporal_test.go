@@ -35,6 +35,8 @@ type durableWorld struct {
 	home string
 	exe  string
 	dir  string
+	// store, when set, is the sessions.store URL of every dsh the test starts.
+	store string
 }
 
 func newDurableWorld(t *testing.T) *durableWorld {
@@ -85,6 +87,9 @@ func (w *durableWorld) start(ws string, args ...string) *dshProcess {
 	cmd := exec.Command(w.exe, args...)
 	cmd.Dir = ws
 	cmd.Env = append(os.Environ(), "DSH_TEST_AS_DSH=1", "DSH_HOME="+w.home, "NO_COLOR=1")
+	if w.store != "" {
+		cmd.Env = append(cmd.Env, "DSH_SESSIONS_STORE="+w.store)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p := &dshProcess{cmd: cmd, out: &outputBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
@@ -166,6 +171,9 @@ func (w *outputBuffer) String() string {
 // run runs "dsh run --temporal …" in-process on a goroutine and returns its outcome.
 func (w *durableWorld) run(ctx context.Context, ws, id string, args ...string) <-chan result {
 	s := &sandbox{t: w.t, ws: ws, home: w.home, env: map[string]string{"DSH_HOME": w.home}}
+	if w.store != "" {
+		s.env["DSH_SESSIONS_STORE"] = w.store
+	}
 	ch := make(chan result, 1)
 	go func() {
 		ch <- s.dshCtx(ctx, append([]string{"run", "--temporal", w.addr, "--resume", id}, args...)...)

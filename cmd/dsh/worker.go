@@ -8,10 +8,12 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/dsh-go/dsh/agent"
+	"github.com/dsh-go/dsh/codemode"
 	"github.com/dsh-go/dsh/durable"
 	"github.com/dsh-go/dsh/llm"
+	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/policy/approval"
-	"github.com/dsh-go/dsh/tool"
+	"github.com/dsh-go/dsh/session"
 )
 
 // runWorker is "dsh worker": it serves durable sessions' model requests, session logs and
@@ -62,15 +64,23 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: tool.ModeNative, Config: c.Config, NoMCP: true, Stderr: e.stderr, Approval: *preset})
+	// The tools of the workspace as "dsh run" has them: the configured mode (run_code in
+	// code and both), the configured MCP servers. Every session the worker serves gets a
+	// scope of its own (see durable.HostConfig.Scope).
+	rt, err := newRuntime(ctx, runtimeConfig{Workspace: ws, Mode: c.Mode, Config: c.Config, Stderr: e.stderr, Approval: *preset,
+		RunsCode: true, MCPLog: homeMCPLog(c), MCPDepth: mcp.Depth(e.getenv)})
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
+	system, err := workerPrompt(rt, ws)
+	if err != nil {
+		return err
+	}
 	host, err := durable.NewHost(durable.HostConfig{
-		Registry: rt.reg, Store: store, Results: filepath.Join(store.Root(), "durable-results"),
+		Registry: rt.reg, Store: store, Results: resultsDir(c, store),
 		KeepApprover: *preset == approval.PresetFullAuto,
-		Model:        model, System: agent.BasePrompt + "\n\nThe workspace is " + ws + ".", MaxTokens: *maxTokens,
+		Model:        model, System: system, MaxTokens: *maxTokens,
 	})
 	if err != nil {
 		return err
@@ -90,4 +100,33 @@ func runWorker(ctx context.Context, e *env, args []string) error {
 	<-ctx.Done()
 	w.Stop()
 	return nil
+}
+
+// workerPrompt is the system prompt of a worker's model requests: the base prompt, the
+// workspace, and in code and both modes the Code Mode SDK that run_code programs are
+// written against (in code mode after the instruction that only run_code is callable) (the tools are the same for every session the worker serves).
+func workerPrompt(rt *runtime, ws string) (string, error) {
+	prompt := agent.BasePrompt + "\n\nThe workspace is " + ws + "."
+	scope := rt.reg.NewScope("durable-prompt", nil)
+	defer scope.Close()
+	sdk, err := codemode.SDKSection(rt.reg, scope)
+	if err != nil {
+		return "", fmt.Errorf("the Code Mode SDK of the worker's tools: %w", err)
+	}
+	for _, section := range []string{codemode.CodeOnlySection(rt.reg, scope), sdk} {
+		if section != "" {
+			prompt += "\n\n" + section
+		}
+	}
+	return prompt, nil
+}
+
+// resultsDir is the directory of a worker's result store (tool results by call id):
+// beside the sessions of a file store, in the dsh home with a database store. Workers that
+// share sessions must share it.
+func resultsDir(c *loadedConfig, store session.Store) string {
+	if fs, ok := store.(*session.FileStore); ok {
+		return filepath.Join(fs.Root(), "durable-results")
+	}
+	return filepath.Join(c.home, "durable-results")
 }

@@ -281,6 +281,19 @@ func (s *Store) corrupt(id string, seq int64, err error) error {
 // lease — refused with session.ErrConflict while another writer's has not lapsed —
 // durably records the recovery events Load would add, and returns the log after them.
 func (s *Store) Resume(ctx context.Context, id string) (session.Writer, error) {
+	return s.reopen(ctx, id, true)
+}
+
+// Reopen reopens a session for appending as it stands (see session.Store.Reopen): it
+// takes the lease as Resume does but records no recovery events, so an open turn stays
+// open for the writer that owns it.
+func (s *Store) Reopen(ctx context.Context, id string) (session.Writer, error) {
+	return s.reopen(ctx, id, false)
+}
+
+// reopen takes a session's lease and returns its log, with or without recording the
+// recovery events of an interrupted turn.
+func (s *Store) reopen(ctx context.Context, id string, withRecovery bool) (session.Writer, error) {
 	owner := newOwner()
 	now := s.now()
 	tag, err := s.pool.Exec(ctx, `UPDATE dsh_sessions SET lease_owner = $2, lease_until = $3
@@ -302,7 +315,10 @@ func (s *Store) Resume(ctx context.Context, id string) (session.Writer, error) {
 		return nil, s.corrupt(id, -1, err)
 	}
 	l := s.newLog(h, line, events, true, owner)
-	rec := session.RecoveryEvents(events)
+	var rec []session.Event
+	if withRecovery {
+		rec = session.RecoveryEvents(events)
+	}
 	if len(rec) == 0 {
 		return l, nil
 	}
