@@ -218,8 +218,10 @@ func (m *Mount) supervise(first chan<- error) {
 			m.log.Warn(fmt.Sprintf("%s: connection attempt failed: %v", m.label, err))
 		}
 		if startup {
-			first <- err
+			// Settled closes before start learns the outcome, so that it is closed
+			// whenever Mount has returned.
 			close(m.settled)
+			first <- err
 			startup = false
 			if err != nil && m.cfg.FailOnStartupError {
 				return
