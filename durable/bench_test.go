@@ -2,13 +2,19 @@ package durable_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
+	"os"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/dsh-go/dsh/agent"
@@ -79,23 +85,188 @@ func BenchmarkTurn10CallsTemporal(b *testing.B) {
 	}
 }
 
-// BenchmarkConcurrentSessions runs 1,000 sessions at once on one worker, one 10-call turn
-// each; an op is the whole set.
+// BenchmarkConcurrentSessions holds 1,000 sessions open at once on one worker and runs one
+// 10-call turn in each, all turns sent together; an op is the whole set: open every session
+// (start its workflow, at most startParallel start requests in flight), run the turns, cancel
+// every workflow. Besides ns/op it reports the turns' latency distribution (from sending the
+// turn to its result), the rates, and the worker process's peak goroutines, RSS and open files.
 func BenchmarkConcurrentSessions(b *testing.B) {
-	const sessions = 1000
+	const (
+		sessions      = 1000
+		startParallel = 50
+	)
 	f := newFixture(b, nil, tenCallModel)
 	c, w, queue := benchWorker(b, f)
 	defer c.Close()
 	defer w.Stop()
+	peak := watchProcess(b)
+	var lat []time.Duration
+	var opening, turning time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		runs := make([]client.WorkflowRun, sessions)
+		t0 := time.Now()
 		var wg sync.WaitGroup
-		for range sessions {
+		sem := make(chan struct{}, startParallel)
+		for k := range runs {
 			id := session.NewID(testNow())
-			wg.Go(func() { turn(b, c, queue, id) })
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				runs[k] = startSession(b, c, queue, id)
+			})
+		}
+		wg.Wait()
+		t1 := time.Now()
+		opening += t1.Sub(t0)
+		took := make([]time.Duration, sessions)
+		for k, run := range runs {
+			if run == nil {
+				continue
+			}
+			wg.Go(func() {
+				start := time.Now()
+				if runTurn(b, c, run.GetID()) {
+					took[k] = time.Since(start)
+				}
+			})
+		}
+		wg.Wait()
+		turning += time.Since(t1)
+		for _, d := range took {
+			if d > 0 {
+				lat = append(lat, d)
+			}
+		}
+		for _, run := range runs {
+			if run != nil {
+				wg.Go(func() { endSession(b, c, run) })
+			}
 		}
 		wg.Wait()
 	}
+	b.StopTimer()
+	if b.Failed() {
+		return
+	}
+	slices.Sort(lat)
+	q := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))]) / float64(time.Millisecond) }
+	b.ReportMetric(q(0.5), "p50-turn-ms")
+	b.ReportMetric(q(0.99), "p99-turn-ms")
+	b.ReportMetric(q(1), "max-turn-ms")
+	b.ReportMetric(float64(sessions*b.N)/opening.Seconds(), "opens/s")
+	b.ReportMetric(float64(sessions*b.N)/turning.Seconds(), "turns/s")
+	b.ReportMetric(float64(sessions*b.N)/b.Elapsed().Seconds(), "sessions/s")
+	p := peak()
+	b.ReportMetric(float64(p.goroutines), "peak-goroutines")
+	b.ReportMetric(float64(p.rssKB)/1024, "peak-RSS-MB")
+	b.ReportMetric(float64(p.fds), "peak-fds")
+	b.ReportMetric(float64(openFDs()), "end-fds")
+}
+
+// startSession starts a session's workflow; the start request may wait for a busy server.
+func startSession(b *testing.B, c client.Client, queue, id string) client.WorkflowRun {
+	ctx, cancel := context.WithTimeout(b.Context(), 5*time.Minute)
+	defer cancel()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "dsh-session-" + id, TaskQueue: queue}, durable.WorkflowName,
+		durable.SessionInput{SessionID: id, SessionQueue: queue})
+	if err != nil {
+		b.Errorf("start session %s: %v", id, err)
+		return nil
+	}
+	return run
+}
+
+// runTurn runs one turn ("go") in a session's workflow and reports whether it completed.
+func runTurn(b *testing.B, c client.Client, workflowID string) bool {
+	ctx, cancel := context.WithTimeout(b.Context(), 20*time.Minute)
+	defer cancel()
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: workflowID, UpdateName: durable.UpdateTurn,
+		Args: []any{durable.TurnRequest{Text: "go"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err != nil {
+		b.Errorf("turn of %s: %v", workflowID, err)
+		return false
+	}
+	var res durable.TurnResult
+	if err := h.Get(ctx, &res); err != nil || res.Reason != session.EndCompleted || len(res.Calls) != 10 {
+		b.Errorf("turn of %s: %+v %v", workflowID, res, err)
+		return false
+	}
+	return true
+}
+
+// endSession cancels a session's workflow and waits until it has ended.
+func endSession(b *testing.B, c client.Client, run client.WorkflowRun) {
+	ctx, cancel := context.WithTimeout(b.Context(), 5*time.Minute)
+	defer cancel()
+	if err := c.CancelWorkflow(ctx, run.GetID(), ""); err != nil {
+		b.Errorf("cancel %s: %v", run.GetID(), err)
+		return
+	}
+	var canceled *temporal.CanceledError
+	if err := run.Get(ctx, nil); !errors.As(err, &canceled) {
+		b.Errorf("session %s ended with %v, want cancelled", run.GetID(), err)
+	}
+}
+
+// processPeak is the most the benchmark process held at once.
+type processPeak struct {
+	goroutines, fds int
+	rssKB           int64
+}
+
+// watchProcess samples the process's goroutines and open files every 100 ms until the
+// benchmark ends; the returned function stops sampling and returns the peaks (the RSS is
+// the kernel's high-water mark).
+func watchProcess(b *testing.B) func() processPeak {
+	var (
+		mu   sync.Mutex
+		p    processPeak
+		stop = make(chan struct{})
+		done = make(chan struct{})
+	)
+	sample := func() {
+		g, n := runtime.NumGoroutine(), openFDs()
+		mu.Lock()
+		p.goroutines, p.fds = max(p.goroutines, g), max(p.fds, n)
+		mu.Unlock()
+	}
+	go func() {
+		defer close(done)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				sample()
+			}
+		}
+	}()
+	var once sync.Once
+	finish := func() processPeak {
+		once.Do(func() {
+			close(stop)
+			<-done
+			sample()
+			p.rssKB = maxRSSKB()
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		return p
+	}
+	b.Cleanup(func() { finish() })
+	return finish
+}
+
+// openFDs counts the process's open file descriptors (-1 where /proc is missing).
+func openFDs() int {
+	es, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(es)
 }
 
 func benchWorker(b *testing.B, f *fixture) (client.Client, worker.Worker, string) {
