@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"github.com/dsh-go/dsh/llm"
 	"github.com/dsh-go/dsh/llm/script"
 	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/session/pgstore"
 )
 
 // tenCalls answers a request whose last message is the user's with ten concurrency-safe
@@ -72,6 +74,55 @@ func BenchmarkTurn10CallsInProcess(b *testing.B) {
 	}
 }
 
+// BenchmarkTurn10CallsInProcessPostgres is the baseline with the session log in PostgreSQL.
+func BenchmarkTurn10CallsInProcessPostgres(b *testing.B) {
+	f := newFixture(b, nil, withPostgresLogs(b, tenCallModel))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		l, err := f.store.Create(b.Context(), session.Header{Cwd: f.dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		a, err := agent.New(agent.Config{Registry: f.reg, Model: f.model, Log: l})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := a.Run(b.Context(), "go")
+		if err != nil || res.Reason.Kind != session.EndCompleted {
+			b.Fatalf("turn %+v %v", res, err)
+		}
+		a.Close()
+		l.Close()
+	}
+}
+
+// BenchmarkTurn10CallsTemporalPostgres is the Temporal turn with the worker's session logs in
+// PostgreSQL, as `dsh worker` keeps them with a postgres:// session store.
+func BenchmarkTurn10CallsTemporalPostgres(b *testing.B) {
+	f := newFixture(b, nil, withPostgresLogs(b, tenCallModel))
+	c, w, queue := benchWorker(b, f)
+	defer c.Close()
+	defer w.Stop()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		turn(b, c, queue, session.NewID(testNow()))
+	}
+}
+
+// withPostgresLogs applies cfg and keeps the fixture's session logs in a fresh PostgreSQL
+// database.
+func withPostgresLogs(b *testing.B, cfg func(*durable.HostConfig)) func(*durable.HostConfig) {
+	s, err := pgstore.Open(b.Context(), pg.Database(b), pgstore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(s.Close)
+	return func(c *durable.HostConfig) {
+		cfg(c)
+		c.Store = s
+	}
+}
+
 // BenchmarkTurn10CallsTemporal is the same turn as a workflow on the dev server with an
 // in-process worker: the difference to the baseline is Temporal's overhead.
 func BenchmarkTurn10CallsTemporal(b *testing.B) {
@@ -90,11 +141,18 @@ func BenchmarkTurn10CallsTemporal(b *testing.B) {
 // (start its workflow, at most startParallel start requests in flight), run the turns, cancel
 // every workflow. Besides ns/op it reports the turns' latency distribution (from sending the
 // turn to its result), the rates, and the worker process's peak goroutines, RSS and open files.
+//
+// DSH_BENCH_SESSIONS sets another number of sessions (for a smaller machine or a first look).
 func BenchmarkConcurrentSessions(b *testing.B) {
-	const (
-		sessions      = 1000
-		startParallel = 50
-	)
+	const startParallel = 50
+	sessions := 1000
+	if v := os.Getenv("DSH_BENCH_SESSIONS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("DSH_BENCH_SESSIONS=%q: want a positive number of sessions", v)
+		}
+		sessions = n
+	}
 	f := newFixture(b, nil, tenCallModel)
 	c, w, queue := benchWorker(b, f)
 	defer c.Close()
