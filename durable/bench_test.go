@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
@@ -198,7 +200,11 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 		}
 		for _, run := range runs {
 			if run != nil {
-				wg.Go(func() { endSession(b, c, run) })
+				sem <- struct{}{}
+				wg.Go(func() {
+					defer func() { <-sem }()
+					endSession(b, c, run)
+				})
 			}
 		}
 		wg.Wait()
@@ -226,8 +232,13 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 func startSession(b *testing.B, c client.Client, queue, id string) client.WorkflowRun {
 	ctx, cancel := context.WithTimeout(b.Context(), 5*time.Minute)
 	defer cancel()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "dsh-session-" + id, TaskQueue: queue}, durable.WorkflowName,
-		durable.SessionInput{SessionID: id, SessionQueue: queue})
+	var run client.WorkflowRun
+	err := retry(ctx, func() (err error) {
+		run, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "dsh-session-" + id, TaskQueue: queue,
+			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, durable.WorkflowName,
+			durable.SessionInput{SessionID: id, SessionQueue: queue})
+		return err
+	})
 	if err != nil {
 		b.Errorf("start session %s: %v", id, err)
 		return nil
@@ -239,14 +250,17 @@ func startSession(b *testing.B, c client.Client, queue, id string) client.Workfl
 func runTurn(b *testing.B, c client.Client, workflowID string) bool {
 	ctx, cancel := context.WithTimeout(b.Context(), 20*time.Minute)
 	defer cancel()
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: workflowID, UpdateName: durable.UpdateTurn,
-		Args: []any{durable.TurnRequest{Text: "go"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
-	if err != nil {
-		b.Errorf("turn of %s: %v", workflowID, err)
-		return false
-	}
 	var res durable.TurnResult
-	if err := h.Get(ctx, &res); err != nil || res.Reason != session.EndCompleted || len(res.Calls) != 10 {
+	// A retry names the same update, so it waits for the turn already sent.
+	err := retry(ctx, func() error {
+		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: workflowID, UpdateID: "turn-1", UpdateName: durable.UpdateTurn,
+			Args: []any{durable.TurnRequest{Text: "go"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		if err != nil {
+			return err
+		}
+		return h.Get(ctx, &res)
+	})
+	if err != nil || res.Reason != session.EndCompleted || len(res.Calls) != 10 {
 		b.Errorf("turn of %s: %+v %v", workflowID, res, err)
 		return false
 	}
@@ -257,13 +271,34 @@ func runTurn(b *testing.B, c client.Client, workflowID string) bool {
 func endSession(b *testing.B, c client.Client, run client.WorkflowRun) {
 	ctx, cancel := context.WithTimeout(b.Context(), 5*time.Minute)
 	defer cancel()
-	if err := c.CancelWorkflow(ctx, run.GetID(), ""); err != nil {
+	if err := retry(ctx, func() error { return c.CancelWorkflow(ctx, run.GetID(), "") }); err != nil {
 		b.Errorf("cancel %s: %v", run.GetID(), err)
 		return
 	}
 	var canceled *temporal.CanceledError
 	if err := run.Get(ctx, nil); !errors.As(err, &canceled) {
 		b.Errorf("session %s ended with %v, want cancelled", run.GetID(), err)
+	}
+}
+
+// retry calls f until it succeeds, fails for a reason other than a request timing out on
+// a busy server (the client gives each request at most its own default timeout, whatever
+// ctx allows), or ctx ends.
+func retry(ctx context.Context, f func() error) error {
+	for {
+		err := f()
+		var unavailable *serviceerror.Unavailable
+		var exhausted *serviceerror.ResourceExhausted
+		var deadline *serviceerror.DeadlineExceeded
+		busy := errors.Is(err, context.DeadlineExceeded) || errors.As(err, &unavailable) || errors.As(err, &exhausted) || errors.As(err, &deadline)
+		if !busy {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(200 * time.Millisecond): // back off a little before asking again
+		}
 	}
 }
 
@@ -360,7 +395,7 @@ func turn(b *testing.B, c client.Client, queue, id string) {
 	if err := h.Get(ctx, &res); err != nil || res.Reason != session.EndCompleted {
 		b.Errorf("turn %+v %v", res, err)
 	}
-	if err := c.CancelWorkflow(ctx, run.GetID(), ""); err != nil {
+	if err := retry(ctx, func() error { return c.CancelWorkflow(ctx, run.GetID(), "") }); err != nil {
 		b.Error(err)
 	}
 	run.Get(ctx, nil)
