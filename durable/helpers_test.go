@@ -116,7 +116,7 @@ func newFixture(t testing.TB, replies []script.Reply, cfg func(*durable.HostConf
 	if cfg != nil {
 		cfg(&hc)
 	}
-	f.model = hc.Model
+	f.model, f.store = hc.Model, hc.Store
 	f.host, err = durable.NewHost(hc)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -55,18 +57,39 @@ type HostConfig struct {
 	// HeartbeatInterval is how often a running tool activity reports that it is alive, and
 	// so how soon it learns of a cancellation (default one second).
 	HeartbeatInterval time.Duration
+	// MaxOpenLogs bounds the session logs kept open between activities (each holds a file,
+	// its events in memory and a writer goroutine), so a long-lived worker's footprint does
+	// not grow with every session it has served. Beyond it, the logs idle longest whose
+	// last turn has ended are closed; they are reopened when their session goes on. Default
+	// DefaultMaxOpenLogs.
+	MaxOpenLogs int
 }
+
+// DefaultMaxOpenLogs is HostConfig.MaxOpenLogs's default.
+const DefaultMaxOpenLogs = 256
 
 // Host serves the session workflow and its activities on a Temporal worker.
 type Host struct {
 	cfg HostConfig
 
-	mu     sync.Mutex
-	logs   map[string]session.Writer
-	scopes map[string]*tool.Scope // by session id, when cfg.Scope is nil
+	mu       sync.Mutex
+	logs     map[string]*openLog
+	tick     uint64                 // advances on every release: the logs' recency
+	closeErr []error                // errors closing logs to keep within MaxOpenLogs, for Close
+	scopes   map[string]*tool.Scope // by session id, when cfg.Scope is nil
 
 	leaseWait time.Duration // between two attempts to take a held session (waitLog)
 	waiting   func()        // called before each such pause (tests)
+}
+
+// openLog is a session log the host holds, opened once however many activities of the
+// session ask for it at the same time.
+type openLog struct {
+	ready chan struct{} // closed when w or err is set
+	w     session.Writer
+	err   error
+	refs  int    // activities using the log; it is closed only at zero
+	used  uint64 // the host's tick at the last release
 }
 
 // NewHost checks cfg and returns a host; Close closes the session logs it opened.
@@ -83,7 +106,10 @@ func NewHost(cfg HostConfig) (*Host, error) {
 	if cfg.HeartbeatInterval <= 0 {
 		cfg.HeartbeatInterval = time.Second
 	}
-	h := &Host{cfg: cfg, logs: map[string]session.Writer{}, scopes: map[string]*tool.Scope{}, leaseWait: time.Second, waiting: func() {}}
+	if cfg.MaxOpenLogs <= 0 {
+		cfg.MaxOpenLogs = DefaultMaxOpenLogs
+	}
+	h := &Host{cfg: cfg, logs: map[string]*openLog{}, scopes: map[string]*tool.Scope{}, leaseWait: time.Second, waiting: func() {}}
 	if !cfg.KeepApprover {
 		cfg.Registry.SetApprover(workflowApprover{})
 	}
@@ -120,8 +146,8 @@ func (h *Host) scope(sessionID string) *tool.Scope {
 	return s
 }
 
-// Close flushes and closes every session log the host holds open and closes the sessions'
-// scopes.
+// Close flushes and closes every session log the host holds open, closes the sessions'
+// scopes, and reports any error closing a log earlier to stay within MaxOpenLogs.
 func (h *Host) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -129,10 +155,13 @@ func (h *Host) Close() error {
 		s.Close()
 		delete(h.scopes, id)
 	}
-	var errs []error
-	for id, l := range h.logs {
-		if err := l.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("durable: close session %q: %w", id, err))
+	errs := h.closeErr
+	h.closeErr = nil
+	for id, e := range h.logs {
+		if e.w != nil {
+			if err := e.w.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("durable: close session %q: %w", id, err))
+			}
 		}
 		delete(h.logs, id)
 	}
@@ -153,10 +182,11 @@ type OpenOutput struct {
 // Open creates the session log, or opens an existing one for appending, and reports where
 // it stands.
 func (h *Host) Open(ctx context.Context, in OpenInput) (OpenOutput, error) {
-	l, err := h.log(ctx, in.SessionID, in.Workspace, true)
+	l, release, err := h.log(ctx, in.SessionID, in.Workspace, true)
 	if err != nil {
 		return OpenOutput{}, err
 	}
+	defer release()
 	out := OpenOutput{NextSeq: int64(l.Len())}
 	for _, e := range l.Events() {
 		if e.Type == session.TypeTurnStart {
@@ -168,16 +198,35 @@ func (h *Host) Open(ctx context.Context, in OpenInput) (OpenOutput, error) {
 	return out, nil
 }
 
-// log returns the open log of a session. With create (the workflow's open) it creates the
-// session, or resumes it with recovery; without, it reopens it without recovery.
-func (h *Host) log(ctx context.Context, id, workspace string, create bool) (session.Writer, error) {
+// log returns the open log of a session and the function that gives it back when the
+// activity is done with it. With create (the workflow's open) it creates the session, or
+// resumes it with recovery; without, it reopens it without recovery. Sessions open in
+// parallel: the host's lock is not held while a store loads a log.
+func (h *Host) log(ctx context.Context, id, workspace string, create bool) (session.Writer, func(), error) {
 	if h.cfg.Store == nil {
-		return nil, temporal.NewNonRetryableApplicationError("durable: this worker has no session store", "NoStore", nil)
+		return nil, nil, temporal.NewNonRetryableApplicationError("durable: this worker has no session store", "NoStore", nil)
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if l, ok := h.logs[id]; ok {
-		return l, nil
+	e, ok := h.logs[id]
+	if !ok {
+		e = &openLog{ready: make(chan struct{})}
+		h.logs[id] = e
+	}
+	e.refs++
+	h.mu.Unlock()
+	release := func() { h.release(e) }
+	if ok {
+		select {
+		case <-e.ready:
+		case <-ctx.Done():
+			release()
+			return nil, nil, ctx.Err()
+		}
+		if e.err != nil {
+			release()
+			return nil, nil, e.err
+		}
+		return e.w, release, nil
 	}
 	// Opening a session for a new workflow closes a turn an earlier run left open (recovery,
 	// as in process); any later open takes over from a crashed session worker mid-turn: the
@@ -192,21 +241,65 @@ func (h *Host) log(ctx context.Context, id, workspace string, create bool) (sess
 		l, err = h.cfg.Store.Create(ctx, session.Header{ID: id, Cwd: workspace})
 	}
 	if err != nil {
-		return nil, fmt.Errorf("durable: open session %q: %w", id, err)
+		e.err = fmt.Errorf("durable: open session %q: %w", id, err)
+		h.mu.Lock()
+		delete(h.logs, id) // the next activity of the session tries again
+		h.mu.Unlock()
+		close(e.ready)
+		release()
+		return nil, nil, e.err
 	}
-	h.logs[id] = l
-	return l, nil
+	e.w = l
+	close(e.ready)
+	return l, release, nil
+}
+
+// release gives back a log log returned. When the host holds more than MaxOpenLogs logs, it
+// closes those no activity is using whose last turn has ended, least recently used first.
+// A log with a turn still open stays: reopening it would run the store's crash recovery.
+func (h *Host) release(e *openLog) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e.refs--
+	h.tick++
+	e.used = h.tick
+	if len(h.logs) <= h.cfg.MaxOpenLogs {
+		return
+	}
+	var idle []string
+	for id, o := range h.logs {
+		if o.refs == 0 && o.w != nil && atRest(o.w) {
+			idle = append(idle, id)
+		}
+	}
+	slices.SortFunc(idle, func(a, b string) int { return cmp.Compare(h.logs[a].used, h.logs[b].used) })
+	for _, id := range idle[:min(len(idle), len(h.logs)-h.cfg.MaxOpenLogs)] {
+		if err := h.logs[id].w.Close(); err != nil {
+			h.closeErr = append(h.closeErr, fmt.Errorf("durable: close idle session %q: %w", id, err))
+		}
+		delete(h.logs, id)
+	}
+}
+
+// atRest reports whether a log can be closed and reopened without change: it exists in the
+// store, every event is on stable storage, and its last turn has ended.
+func atRest(l session.Writer) bool {
+	n := l.Len()
+	if n == 0 || l.Durable() != n {
+		return false
+	}
+	return l.Events()[n-1].Type == session.TypeTurnEnd
 }
 
 // waitLog returns a session's log for a model request, waiting while another writer holds
 // the session: after a session worker crashed, its PostgreSQL lease lapses only after the
 // lease's time to live, and the request (heartbeating meanwhile) would otherwise use up its
 // few attempts before then. It gives up when ctx ends.
-func (h *Host) waitLog(ctx context.Context, id string) (session.Writer, error) {
+func (h *Host) waitLog(ctx context.Context, id string) (session.Writer, func(), error) {
 	for {
-		l, err := h.log(ctx, id, "", false)
+		l, release, err := h.log(ctx, id, "", false)
 		if !errors.Is(err, session.ErrConflict) {
-			return l, err
+			return l, release, err
 		}
 		h.waiting()
 		t := time.NewTimer(h.leaseWait)
@@ -216,7 +309,7 @@ func (h *Host) waitLog(ctx context.Context, id string) (session.Writer, error) {
 		}
 		t.Stop()
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w (gave up waiting: %v)", err, context.Cause(ctx))
+			return nil, nil, fmt.Errorf("%w (gave up waiting: %v)", err, context.Cause(ctx))
 		}
 	}
 }
@@ -233,10 +326,11 @@ type AppendInput struct {
 // idempotent: when the log already holds events of the same types at Expect (a retry after
 // a lost reply), it returns their seqs without appending again.
 func (h *Host) Append(ctx context.Context, in AppendInput) ([]int64, error) {
-	l, err := h.log(ctx, in.SessionID, "", false)
+	l, release, err := h.log(ctx, in.SessionID, "", false)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	evs := make([]session.Event, len(in.Events))
 	for i, le := range in.Events {
 		if evs[i], err = h.event(le); err != nil {
@@ -321,10 +415,11 @@ func (h *Host) Model(ctx context.Context, in ModelInput) (ModelOutput, error) {
 	}
 	stop := h.heartbeat(ctx)
 	defer stop()
-	l, err := h.waitLog(ctx, in.SessionID)
+	l, release, err := h.waitLog(ctx, in.SessionID)
 	if err != nil {
 		return ModelOutput{}, err
 	}
+	defer release()
 	events := l.Events()
 	if int64(len(events)) > in.Expect {
 		if events[in.Expect].Type != session.TypeAssistantMessage {

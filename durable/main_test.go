@@ -6,15 +6,24 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/dsh-go/dsh/internal/pgtest"
 	"github.com/dsh-go/dsh/internal/temporaltest"
 )
 
 // server is the Temporal dev server of the end-to-end tests, started on first use.
 var server temporaltest.Shared
 
+// pg is the PostgreSQL server of the benchmarks whose session logs live in PostgreSQL,
+// started on first use.
+var pg = pgtest.New()
+
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if err := server.Stop(); err != nil && code == 0 {
+		code = 1
+	}
+	if err := pg.Stop(); err != nil {
+		os.Stderr.WriteString("pgtest: " + err.Error() + "\n")
 		code = 1
 	}
 	if code == 0 {
