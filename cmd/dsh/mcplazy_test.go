@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/dsh-go/dsh/internal/mcptest"
 )
 
 // writeUserConfig writes the sandbox's ~/.dsh/config.yaml.
@@ -25,14 +23,7 @@ func (s *sandbox) writeUserConfig(t *testing.T, text string) {
 // every configured server first (16 s with two npm servers). A server that records its
 // start in a marker file shows which commands started it; "dsh tools" now lists its tools.
 func TestMCPStartedOnlyWhenNeeded(t *testing.T) {
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	nm, err := mcptest.NodeModules(wd)
-	if err != nil {
-		t.Fatal(err) // says to run scripts/test-deps.sh; never a skip
-	}
+	nm := nodeModules(t)
 	server := filepath.Join(nm, "@modelcontextprotocol/server-everything/dist/index.js")
 	s := newSandbox(t)
 	s.write("a.txt", "alpha\n")

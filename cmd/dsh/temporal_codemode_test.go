@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dsh-go/dsh/internal/mcptest"
 	"github.com/dsh-go/dsh/internal/testwait"
 )
 
@@ -18,14 +17,7 @@ import (
 // tool through the worker's registry; a sub-call that needs an approval is refused there,
 // and the sub-calls are not in the session log.
 func TestDurableWorkerRunsCodeAndMCP(t *testing.T) {
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	nm, err := mcptest.NodeModules(wd)
-	if err != nil {
-		t.Fatal(err) // says to run scripts/npm-deps.sh; never a skip
-	}
+	nm := nodeModules(t)
 	w := newDurableWorld(t)
 	ws := w.workspace("ws")
 	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
