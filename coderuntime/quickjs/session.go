@@ -263,7 +263,14 @@ func (s *session) settle(res coderuntime.Result) {
 }
 
 // handle applies one validated worker frame. mu is held and the run has not settled.
+// Once the run's context has ended, the run is aborted whatever the worker reports next:
+// a frame then is the program reacting to the abort (a binding call refused as "run is
+// over", say), read here before the run loop has seen the context end.
 func (s *session) handle(f inbound) {
+	if s.ctx.Err() != nil {
+		s.settle(s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureAbort, Message: coderuntime.AbortMessage(s.ctx)}))
+		return
+	}
 	switch f.kind {
 	case frameLog:
 		if !s.ledger.Admit(f.text) {
