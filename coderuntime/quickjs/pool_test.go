@@ -168,6 +168,19 @@ func TestPoolCancelWhileWaitingForWorker(t *testing.T) {
 			if pool == 0 {
 				rt.onSpawn = func(pid int) { prev(pid); started <- pid }
 			}
+			// With a pool, the run must take the worker started ahead: wait until it is
+			// idle, then until the run has taken it (a replacement becomes idle at once,
+			// so "no idle worker" is not a state the test can count on seeing).
+			var ahead int
+			if pool > 0 {
+				testwait.Until(t, "the worker started ahead to be idle", func() bool {
+					ids := rt.pool.idleIDs()
+					if len(ids) > 0 {
+						ahead = ids[0]
+					}
+					return len(ids) > 0
+				})
+			}
 			done := make(chan coderuntime.Result, 1)
 			go func() {
 				res, _ := rt.Run(testwait.Context(t), coderuntime.Request{Program: "return 1"})
@@ -176,7 +189,7 @@ func TestPoolCancelWhileWaitingForWorker(t *testing.T) {
 			if pool == 0 {
 				testwait.Recv(t, started, "the run's worker to start")
 			} else {
-				testwait.Until(t, "the run to take the idle worker", func() bool { return len(rt.pool.idleIDs()) == 0 })
+				testwait.Until(t, "the run to take the idle worker", func() bool { return !slices.Contains(rt.pool.idleIDs(), ahead) })
 			}
 			rt.Close()
 			wantFailure(t, testwait.Recv(t, done, "the disposed run"), coderuntime.FailureAbort, "runtime disposed")
