@@ -34,8 +34,10 @@ type fixture struct {
 	host  *durable.Host
 	store session.Store
 	dir   string // the workspace
-	reg   *tool.Registry
-	model llm.Model
+	// results is the host's result store, where a tool activity records its result last.
+	results string
+	reg     *tool.Registry
+	model   llm.Model
 
 	mu      sync.Mutex
 	runs    map[string]int // body runs per tool name
@@ -112,7 +114,8 @@ func newFixture(t testing.TB, replies []script.Reply, cfg func(*durable.HostConf
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc := durable.HostConfig{Registry: reg, Store: f.store, Results: filepath.Join(t.TempDir(), "results"), Model: model, System: "test"}
+	f.results = filepath.Join(t.TempDir(), "results")
+	hc := durable.HostConfig{Registry: reg, Store: f.store, Results: f.results, Model: model, System: "test"}
 	if cfg != nil {
 		cfg(&hc)
 	}

@@ -2,6 +2,7 @@ package durable_test
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -201,6 +202,12 @@ func TestCancelAbortsRunningAndUnstartedCalls(t *testing.T) {
 	// The test environment does not cancel the activity's context: let the body return.
 	close(f.release)
 	testwait.Recv(t, f.gateEnd, "the gate body to return")
+	// The activity goes on after its body: it records the result last. Wait for that, so
+	// that nothing writes into the test's directories once the test has ended.
+	testwait.Until(t, "the gate call's result to be recorded", func() bool {
+		recorded, _ := filepath.Glob(filepath.Join(f.results, "*.json"))
+		return len(recorded) == 1
+	})
 	var canceled interface{ Error() string }
 	if err := e.GetWorkflowError(); err == nil || !errors.As(err, &canceled) {
 		t.Fatalf("workflow error %v", err)
