@@ -56,7 +56,12 @@ func tenCallModel(c *durable.HostConfig) { c.Model = tenCalls{} }
 // BenchmarkTurn10CallsInProcess is the baseline: one 10-call turn through the agent loop,
 // with a session log on disk.
 func BenchmarkTurn10CallsInProcess(b *testing.B) {
-	f := newFixture(b, nil, tenCallModel)
+	benchInProcessTurns(b, newFixture(b, nil, tenCallModel))
+}
+
+// benchInProcessTurns runs b.N 10-call turns through the agent loop, each in a new session
+// of f's store.
+func benchInProcessTurns(b *testing.B, f *fixture) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		l, err := f.store.Create(b.Context(), session.Header{Cwd: f.dir})
@@ -78,24 +83,7 @@ func BenchmarkTurn10CallsInProcess(b *testing.B) {
 
 // BenchmarkTurn10CallsInProcessPostgres is the baseline with the session log in PostgreSQL.
 func BenchmarkTurn10CallsInProcessPostgres(b *testing.B) {
-	f := newFixture(b, nil, withPostgresLogs(b, tenCallModel))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		l, err := f.store.Create(b.Context(), session.Header{Cwd: f.dir})
-		if err != nil {
-			b.Fatal(err)
-		}
-		a, err := agent.New(agent.Config{Registry: f.reg, Model: f.model, Log: l})
-		if err != nil {
-			b.Fatal(err)
-		}
-		res, err := a.Run(b.Context(), "go")
-		if err != nil || res.Reason.Kind != session.EndCompleted {
-			b.Fatalf("turn %+v %v", res, err)
-		}
-		a.Close()
-		l.Close()
-	}
+	benchInProcessTurns(b, newFixture(b, nil, withPostgresLogs(b, tenCallModel)))
 }
 
 // BenchmarkTurn10CallsTemporalPostgres is the Temporal turn with the worker's session logs in
