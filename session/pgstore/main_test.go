@@ -1,28 +1,13 @@
 package pgstore_test
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
 	"github.com/dsh-go/dsh/internal/pgtest"
-	"go.uber.org/goleak"
 )
 
 // pg is this test binary's PostgreSQL server, started on first use.
 var pg = pgtest.New()
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := pg.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "pgtest:", err)
-		code = 1
-	}
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m, pg)) }
