@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/dsh-go/dsh/internal/browsertest"
 	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/policy/approval"
 	"github.com/dsh-go/dsh/session"
@@ -19,41 +20,19 @@ import (
 	"github.com/dsh-go/dsh/viewer"
 )
 
-// chromium is where Debian's chromium package (scripts/test-deps.sh) puts the browser.
-const chromium = "/usr/bin/chromium"
-
 var screenshots = flag.String("screenshots", "", "write the viewer's screenshots (viewer-list.png, viewer-session.png) to this directory, e.g. ../docs")
 
 // browser starts headless Chromium for one test; every action is bounded by the test's
 // context. dialogs counts the JavaScript dialogs (alert, confirm) any page opened.
 func browser(t *testing.T) (ctx context.Context, dialogs *atomic.Int32) {
 	t.Helper()
-	if _, err := os.Stat(chromium); err != nil {
-		t.Fatalf("the browser tests need Chromium at %s (scripts/test-deps.sh installs it): %v", chromium, err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium),
-		chromedp.Headless,
-		chromedp.DisableGPU,
-		chromedp.NoSandbox, // tests run as root in CI; the viewer itself never starts a browser
-		chromedp.WindowSize(1280, 900),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(testwait.Context(t), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		cancel()
-		cancelAlloc()
-	})
 	dialogs = new(atomic.Int32)
-	if err := chromedp.Listen(ctx, func(ev any) {
+	ctx = browsertest.Start(t, func(ev any) {
 		switch ev.(type) {
 		case *page.EventJavascriptDialogOpening, page.EventJavascriptDialogOpening:
 			dialogs.Add(1)
 		}
-	}); err != nil {
-		t.Fatalf("starting Chromium: %v", err)
-	}
+	})
 	return ctx, dialogs
 }
 

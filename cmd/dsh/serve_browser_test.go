@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"io"
 	"os"
@@ -14,40 +13,11 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/dsh-go/dsh/internal/browsertest"
 	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/session/pgstore"
 )
-
-// chromiumPath is where Debian's chromium package (scripts/test-deps.sh) puts the browser.
-const chromiumPath = "/usr/bin/chromium"
-
-// headless starts headless Chromium for one test; every action is bounded by the test's
-// context.
-func headless(t *testing.T) context.Context {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Fatalf("the browser tests need Chromium at %s (scripts/test-deps.sh installs it): %v", chromiumPath, err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless,
-		chromedp.DisableGPU,
-		chromedp.NoSandbox, // tests run as root in CI
-		chromedp.WindowSize(1280, 900),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(testwait.Context(t), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		cancel()
-		cancelAlloc()
-	})
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting Chromium: %v", err)
-	}
-	return ctx
-}
 
 // cliProcess is a dsh command running as its own process (the test binary as dsh), its
 // output collected as it comes.
@@ -204,7 +174,7 @@ func TestBrowserAnswersARunningSession(t *testing.T) {
 			serve := startDsh(t, home, ws, env, "session", "serve", "--addr", "127.0.0.1:0")
 			url := serve.waitFor(t, "stdout", regexp.MustCompile(`dsh session viewer: (http://127\.0\.0\.1:\d+/)\n`))[1]
 
-			bctx := headless(t)
+			bctx := browsertest.Start(t, nil)
 			answer := `[data-call="call_1"].answer`
 			actions := []chromedp.Action[chromedp.Void]{
 				chromedp.Navigate(url + "session/" + id),
