@@ -173,9 +173,9 @@ func (p *Policy) Install(scope *tool.Scope) (undo func(), err error) {
 		return func() {}, nil
 	}
 	undos := []func(){
-		scope.WrapExecute(p.wrap, tool.Prepend()),
-		scope.OnPostExecute(p.post, tool.Prepend()),
-		scope.OnResult(p.done),
+		scope.WrapExecute(p.wrap, tool.Prepend(), tool.ReadOnly()),
+		scope.OnPostExecute(p.post, tool.Prepend(), tool.ReadOnly()),
+		scope.OnResult(p.done, tool.ReadOnly()),
 	}
 	return func() {
 		for _, u := range undos {

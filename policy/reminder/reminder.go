@@ -164,7 +164,7 @@ func (r *Reminder) Install(scope *tool.Scope) (undo func(), err error) {
 	if scope == nil {
 		return nil, errors.New("repeat-tool-reminder: Install needs a scope (use reg.Global() for every agent)")
 	}
-	return scope.OnPostExecute(r.PostExecute), nil
+	return scope.OnPostExecute(r.PostExecute, tool.ReadOnly()), nil
 }
 
 // PostExecute is the reminder's post-execute hook: it advances the calling agent's chain,

@@ -158,7 +158,7 @@ func (p *Policy) Install(scope *tool.Scope) (undo func(), err error) {
 	if !p.Enabled() {
 		return func() {}, nil
 	}
-	return scope.OnPostExecute(p.PostExecute, tool.Prepend()), nil
+	return scope.OnPostExecute(p.PostExecute, tool.Prepend(), tool.ReadOnly()), nil
 }
 
 // PostExecute is the model-facing arm: it lets the later hooks decide, then bounds the

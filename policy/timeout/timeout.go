@@ -81,7 +81,7 @@ func Install(scope *tool.Scope, cfg Config) (undo func(), err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return scope.WrapExecute(Wrapper(scope.Registry(), cfg)), nil
+	return scope.WrapExecute(Wrapper(scope.Registry(), cfg), tool.ReadOnly()), nil
 }
 
 // Wrapper returns the timeout policy's around-execute function for reg, for callers that
