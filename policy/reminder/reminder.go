@@ -159,7 +159,8 @@ func Install(scope *tool.Scope, cfg Config) (undo func(), err error) {
 }
 
 // Install adds the reminder's post-execute hook to scope (the registry's global scope covers
-// every agent). The returned function removes it; the chains are kept.
+// every agent). The returned function removes it; the chains are kept. The hook never
+// looks at the result, so it registers tool.ReadOnly and costs the call no copy.
 func (r *Reminder) Install(scope *tool.Scope) (undo func(), err error) {
 	if scope == nil {
 		return nil, errors.New("repeat-tool-reminder: Install needs a scope (use reg.Global() for every agent)")

@@ -150,7 +150,9 @@ func Install(scope *tool.Scope, cfg Config) (undo func(), err error) {
 }
 
 // Install adds the policy's post-execute hook to scope, before the hooks already there.
-// A disabled policy registers nothing. The returned function removes the hook.
+// A disabled policy registers nothing. The returned function removes the hook. The hook
+// only reads the result (a spill replaces the content by a decision), so it registers
+// tool.ReadOnly and costs the call no copy.
 func (p *Policy) Install(scope *tool.Scope) (undo func(), err error) {
 	if scope == nil {
 		return nil, errors.New("spill-policy: Install needs a scope (use reg.Global() for every call)")
