@@ -174,10 +174,10 @@ func (p *Policy) PostExecute(ctx context.Context, exec *tool.Execution, res *too
 	if d.ReplaceContent {
 		blocks = d.Content
 	}
-	text, ok := plainText(blocks)
-	if !ok || len(text) <= p.max {
-		return d, nil
+	if n, ok := textSize(blocks); !ok || n <= p.max {
+		return d, nil // decided from the size: the text is not joined
 	}
+	text, _ := plainText(blocks)
 	exact := text
 	if p.original != nil {
 		if o, ok := p.original(exec); ok {
@@ -200,15 +200,28 @@ func (p *Policy) BoundDispatchLog(ctx context.Context, name, subCallID string, b
 	if !p.Enabled() {
 		return blocks
 	}
-	text, ok := plainText(blocks)
-	if !ok || len(text) <= p.max {
+	if n, ok := textSize(blocks); !ok || n <= p.max {
 		return blocks
 	}
+	text, _ := plainText(blocks)
 	replaced, ok := p.replacement(ctx, text, text, name, subCallID, "dispatch")
 	if !ok {
 		return blocks
 	}
 	return content.Texts(replaced)
+}
+
+// textSize returns the size in bytes of the texts of an all-text block list — the length
+// of what plainText would join — without joining them; ok is false when a block is not
+// text.
+func textSize(blocks []content.Block) (n int, ok bool) {
+	for i := range blocks {
+		if blocks[i].Type != content.TypeText {
+			return 0, false
+		}
+		n += len(blocks[i].Text)
+	}
+	return n, true
 }
 
 // plainText joins the texts of an all-text block list; ok is false when a block is not text.
