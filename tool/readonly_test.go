@@ -211,3 +211,33 @@ func TestPropertyReadOnlyEqualsCopies(t *testing.T) {
 		}
 	})
 }
+
+// TestReadOnlyHooksAllocations: a typed call with one hook of each kind that takes a
+// result (wrapper, post-execute hook, listener) registered ReadOnly makes none of the three
+// copies — two allocations each for a one-block result — that the same hooks registered
+// without it cost.
+func TestReadOnlyHooksAllocations(t *testing.T) {
+	allocs := func(opts ...tool.HookOption) float64 {
+		reg := newEchoRegistry(t)
+		reg.WrapExecute(func(ctx context.Context, exec *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
+			return next(ctx)
+		}, opts...)
+		reg.OnPostExecute(func(ctx context.Context, exec *tool.Execution, res *tool.Result, next func() (tool.PostDecision, error)) (tool.PostDecision, error) {
+			return next()
+		}, opts...)
+		reg.OnResult(func(ctx context.Context, exec *tool.Execution, res *tool.Result) error { return nil }, opts...)
+		args, _ := jsonv.ParseString(`{"text":"hello"}`)
+		call := func() {
+			if res := reg.Execute(context.Background(), tool.Input{CallID: "c1", Name: "echo", Args: args}); res.IsError {
+				t.Fatal(res.Error.Message)
+			}
+		}
+		call() // warm the registry's runners
+		return testing.AllocsPerRun(200, call)
+	}
+	copies, readOnly := allocs(), allocs(tool.ReadOnly())
+	t.Logf("allocations: %v with copies, %v ReadOnly", copies, readOnly)
+	if copies-readOnly < 6 {
+		t.Errorf("ReadOnly hooks make %v allocations, hooks given copies %v: want at least 6 fewer", readOnly, copies)
+	}
+}
