@@ -150,3 +150,27 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppendCanonicalFlat measures the canonical form of typical flat tool-call
+// arguments appended to a reused buffer, as a policy keying calls by them does: members in
+// canonical order already, and out of it.
+func BenchmarkAppendCanonicalFlat(b *testing.B) {
+	for _, c := range []struct{ name, text string }{
+		{"sorted", `{"command":"go test ./...","description":"run the tests","timeout":120000}`},
+		{"unsorted", `{"path":"/home/user/project/src/main.go","offset":120,"limit":80,"recursive":true}`},
+	} {
+		v, err := ParseString(c.text)
+		if err != nil {
+			b.Fatal(err)
+		}
+		buf := make([]byte, 0, 256)
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if buf, err = AppendCanonical(buf[:0], v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

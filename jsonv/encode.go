@@ -110,6 +110,11 @@ func Canonical(v any) ([]byte, error) {
 // AppendCanonical appends the canonical form of v (see Canonical) to dst, so that a caller
 // comparing or hashing canonical forms can reuse one buffer.
 func AppendCanonical(dst []byte, v any) ([]byte, error) {
+	if o, ok := v.(*Object); ok {
+		if out, ok := appendFlatCanonical(dst, o); ok {
+			return out, nil
+		}
+	}
 	e := encoder{canonical: true}
 	return e.encode(dst, v)
 }

@@ -77,32 +77,46 @@ type PreExecuteFunc func(ctx context.Context, exec *Execution, next func() (PreD
 // arrive as failure results; an error returned by a wrapper fails the call without
 // post-execute.
 //
-// The result next returns is the wrapper's own copy: returning it unchanged (that very
+// The result next returns is the wrapper's own copy (unless every wrapper of the call is
+// ReadOnly, when it is the registry's result itself): returning it unchanged (that very
 // pointer) keeps the registry's result whatever the wrapper did to the copy, while any
 // other result is validated and rendered again as the wrapper's. The registry waits for
 // every body a wrapper started before the call moves on, and a next called after the
 // wrapper chain returned fails without running the body.
 type ExecuteFunc func(ctx context.Context, exec *Execution, next func(ctx context.Context) (*Result, error)) (*Result, error)
 
-// PostExecuteFunc is a post-execute hook. res is a private copy. It returns its own verdict
-// or calls next (the innermost default accepts).
+// PostExecuteFunc is a post-execute hook. res is a private copy (the call's own result for a
+// hook registered ReadOnly). It returns its own verdict or calls next (the innermost default
+// accepts).
 type PostExecuteFunc func(ctx context.Context, exec *Execution, res *Result, next func() (PostDecision, error)) (PostDecision, error)
 
-// ResultFunc observes a final result. It receives private copies; its error or panic is
-// logged and never changes the result.
+// ResultFunc observes a final result. It receives private copies (the final result itself
+// for a listener registered ReadOnly); its error or panic is logged and never changes the
+// result.
 type ResultFunc func(ctx context.Context, exec *Execution, res *Result) error
 
 // HookOption configures a hook registration.
 type HookOption func(*hookOpts)
 
-type hookOpts struct{ prepend bool }
+type hookOpts struct{ prepend, readOnly bool }
 
 // Prepend places the hook before the hooks already registered.
 func Prepend() HookOption { return func(o *hookOpts) { o.prepend = true } }
 
+// ReadOnly declares that the hook only reads the result it is given and keeps no reference
+// to it, or to anything it holds, once it has returned: a post-execute hook or a result
+// listener then receives the call's own result instead of a private deep copy, and a body's
+// result is handed to the around-execute wrappers without a copy when every wrapper of the
+// call is ReadOnly (such a wrapper may still return a result of its own, or the one next
+// returned, unchanged). It saves a deep copy of the result per hook and call; a hook that
+// changes or keeps what it was given must not declare it, since what it did would reach
+// the caller. It does not apply to pre-execute hooks, which see no result.
+func ReadOnly() HookOption { return func(o *hookOpts) { o.readOnly = true } }
+
 type hook[F any] struct {
-	scope *Scope // nil or global: sees every call
-	fn    F
+	scope    *Scope // nil or global: sees every call
+	fn       F
+	readOnly bool // registered ReadOnly: given the result itself, not a copy
 }
 
 type hookSet struct {
@@ -139,7 +153,7 @@ func addHook[F any](s *Scope, sel func(*hookSet) *[]*hook[F], fn F, opts []HookO
 	for _, opt := range opts {
 		opt(&o)
 	}
-	h := &hook[F]{scope: s, fn: fn}
+	h := &hook[F]{scope: s, fn: fn, readOnly: o.readOnly}
 	r := s.reg
 	r.mu.Lock()
 	next := *r.hooks.Load()

@@ -355,10 +355,15 @@ func (inv *Invocation) dispatched(res *Result) *Result {
 	return res
 }
 
-// wrapState is the state of the around-execute wrapper chain of one dispatch: the bodies it
-// started (wg), whether it has returned (closed: a later next is refused) and the results
-// handed to the wrappers, with the storage for the first of them.
+// wrapState is the state of the around-execute wrapper chain of one dispatch: the
+// invocation and its wrappers, whether they all only read (shared: the body's result is
+// handed to them without a copy), the bodies it started (wg), whether it has returned
+// (closed: a later next is refused) and the results handed to the wrappers, with the
+// storage for the first of them.
 type wrapState struct {
+	inv       *Invocation
+	hs        []*hook[ExecuteFunc]
+	shared    bool
 	mu        sync.Mutex
 	wg        sync.WaitGroup
 	closed    bool
@@ -371,70 +376,30 @@ type wrapState struct {
 // authoritative original.
 type handoff struct{ handed, produced *Result }
 
-// wrapped runs the around-execute wrappers with the body innermost (docs/behaviour.md §4.6 steps 1–3).
-// Each wrapper receives a private copy of the core result; returning that copy keeps the
-// authoritative result (what the wrapper did to its copy does not matter), and any other
-// result is normalized again. wrapped returns only after every body a wrapper started has
-// returned, and a wrapper that calls next after the chain returned gets an error instead
-// of a body run: the registry never abandons a started body.
+// wrapped runs the around-execute wrappers with the body innermost (docs/behaviour.md §4.6
+// steps 1–3). Each wrapper receives a private copy of the core result (the result itself
+// when every wrapper is ReadOnly); returning that copy keeps the authoritative result (what
+// the wrapper did to its copy does not matter), and any other result is normalized again.
+// wrapped returns only after every body a wrapper started has returned, and a wrapper that
+// calls next after the chain returned gets an error instead of a body run: the registry
+// never abandons a started body.
 func (inv *Invocation) wrapped(hs []*hook[ExecuteFunc]) (*Result, error) {
 	w := &inv.wrapVal
+	w.inv, w.hs = inv, hs
 	w.handoffs = w.first[:0]
-	inner := func(ctx context.Context) (*Result, error) {
-		w.mu.Lock()
-		if w.closed {
-			w.mu.Unlock()
-			return nil, fmt.Errorf("tool \"%s\": tools/execute wrapper called next after the wrapper chain returned", inv.exec.name)
+	w.shared = true
+	for _, h := range hs {
+		if !h.readOnly {
+			w.shared = false
+			break
 		}
-		w.wg.Add(1)
-		b := &inv.bodyVal // the first run's state lives in the invocation
-		if w.bodyTaken {
-			b = new(bodyRun)
-		}
-		w.bodyTaken = true
-		w.mu.Unlock()
-		defer w.wg.Done()
-		produced := inv.body(ctx, b)
-		handed := produced.Clone()
-		w.mu.Lock()
-		w.handoffs = append(w.handoffs, handoff{handed: handed, produced: produced})
-		w.mu.Unlock()
-		return handed, nil
 	}
-	exec := inv.exec
-	var step func(i int, ctx context.Context) (*Result, error)
-	step = func(i int, ctx context.Context) (res *Result, err error) {
-		if i == len(hs) {
-			return inner(ctx)
-		}
-		defer func() {
-			if p := recover(); p != nil {
-				res, err = nil, panicFailure(exec.name, "an around-execute wrapper", p)
-			}
-		}()
-		return hs[i].fn(ctx, exec, func(next context.Context) (*Result, error) {
-			if next == nil {
-				next = ctx
-			}
-			return step(i+1, next)
-		})
-	}
-	res, err := func() (*Result, error) {
-		// Deferred, so that it also runs when a wrapper ends its goroutine with
-		// runtime.Goexit: no started body is abandoned.
-		defer func() {
-			w.mu.Lock()
-			w.closed = true
-			w.mu.Unlock()
-			w.wg.Wait()
-		}()
-		return step(0, inv.ctx)
-	}()
+	res, err := w.run()
 	if err != nil {
 		return nil, err
 	}
 	if res == nil {
-		return nil, fmt.Errorf("tool \"%s\": tools/execute wrapper returned no result", exec.name)
+		return nil, fmt.Errorf("tool \"%s\": tools/execute wrapper returned no result", inv.exec.name)
 	}
 	for _, h := range w.handoffs {
 		if h.handed == res {
@@ -442,6 +407,66 @@ func (inv *Invocation) wrapped(hs []*hook[ExecuteFunc]) (*Result, error) {
 		}
 	}
 	return inv.renormalize(res)
+}
+
+// run runs the wrapper chain from the outermost wrapper, and then waits for every body it
+// started.
+func (w *wrapState) run() (*Result, error) {
+	// Deferred, so that it also runs when a wrapper ends its goroutine with
+	// runtime.Goexit: no started body is abandoned.
+	defer func() {
+		w.mu.Lock()
+		w.closed = true
+		w.mu.Unlock()
+		w.wg.Wait()
+	}()
+	return w.step(0, w.inv.ctx)
+}
+
+// step runs wrapper i of the chain under ctx, or the body after the last one.
+func (w *wrapState) step(i int, ctx context.Context) (res *Result, err error) {
+	if i == len(w.hs) {
+		return w.inner(ctx)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, panicFailure(w.inv.exec.name, "an around-execute wrapper", p)
+		}
+	}()
+	return w.hs[i].fn(ctx, w.inv.exec, func(next context.Context) (*Result, error) {
+		if next == nil {
+			next = ctx
+		}
+		return w.step(i+1, next)
+	})
+}
+
+// inner is the innermost next of the chain: one run of the body, whose result is handed
+// to the wrappers (a copy of it, unless every wrapper only reads).
+func (w *wrapState) inner(ctx context.Context) (*Result, error) {
+	inv := w.inv
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil, fmt.Errorf("tool \"%s\": tools/execute wrapper called next after the wrapper chain returned", inv.exec.name)
+	}
+	w.wg.Add(1)
+	b := &inv.bodyVal // the first run's state lives in the invocation
+	if w.bodyTaken {
+		b = new(bodyRun)
+	}
+	w.bodyTaken = true
+	w.mu.Unlock()
+	defer w.wg.Done()
+	produced := inv.body(ctx, b)
+	handed := produced
+	if !w.shared {
+		handed = produced.Clone()
+	}
+	w.mu.Lock()
+	w.handoffs = append(w.handoffs, handoff{handed: handed, produced: produced})
+	w.mu.Unlock()
+	return handed, nil
 }
 
 // cancelled returns the cancellation result that replaces a success, keeping its contexts.
@@ -713,7 +738,12 @@ func (c *postRun) step(i int) (d PostDecision, err error) {
 			err = panicFailure(c.exec.name, "a post-execute hook", p)
 		}
 	}()
-	return c.chain[i].fn(c.ctx, c.exec, c.res.Clone(), func() (PostDecision, error) { return c.step(i + 1) })
+	h := c.chain[i]
+	res := c.res
+	if !h.readOnly {
+		res = res.Clone()
+	}
+	return h.fn(c.ctx, c.exec, res, func() (PostDecision, error) { return c.step(i + 1) })
 }
 
 // postHooks is post's work.
@@ -880,7 +910,11 @@ type notifyRun struct {
 func (inv *Invocation) notifyStep() {
 	n := &inv.notifyVal
 	for ; n.i < len(n.ls); n.i++ {
-		if err := callResult(n.ls[n.i].fn, inv.ctx, inv.exec, inv.out.Clone()); err != nil {
+		l, res := n.ls[n.i], inv.out
+		if !l.readOnly {
+			res = res.Clone()
+		}
+		if err := callResult(l.fn, inv.ctx, inv.exec, res); err != nil {
 			inv.r.logger.Warn(fmt.Sprintf("tool \"%s\" (%s): tools/result observer failed: %s", inv.exec.name, inv.exec.callID, ErrorMessage(err)))
 		}
 	}

@@ -140,6 +140,7 @@ type layer struct {
 	tools        []*entry
 	restrictions []*restriction
 	guards       []*guardEntry
+	guardFns     []CodedGuardFunc // the guards' functions: replaced, never changed, when guards change
 	mode         Mode
 }
 
@@ -540,11 +541,13 @@ func (s *Scope) GuardCoded(fn CodedGuardFunc) (remove func()) {
 	r.mu.Lock()
 	l := r.layerFor(s, true)
 	l.guards = append(l.guards, g)
+	l.guardFns = guardFuncs(l.guards)
 	r.mu.Unlock()
 	undo, err := s.track(func() {
 		r.mu.Lock()
 		if l := r.layerFor(s, false); l != nil {
 			l.guards = slices.DeleteFunc(l.guards, func(x *guardEntry) bool { return x == g })
+			l.guardFns = guardFuncs(l.guards)
 			r.reclaim(s)
 		}
 		r.mu.Unlock()
@@ -814,15 +817,41 @@ func (r *Registry) Definitions(scope *Scope) []*Definition {
 	return out
 }
 
+// guardFuncs returns a new slice of the functions of gs (nil for none).
+func guardFuncs(gs []*guardEntry) []CodedGuardFunc {
+	if len(gs) == 0 {
+		return nil
+	}
+	fns := make([]CodedGuardFunc, len(gs))
+	for i, g := range gs {
+		fns[i] = g.fn
+	}
+	return fns
+}
+
+// scopeGuardsLocked reports whether a scope of agent's chain has guards of its own.
+// r.mu must be held.
+func (r *Registry) scopeGuardsLocked(agent *Scope) bool {
+	for s := agent; s != nil; s = s.parent {
+		if l := r.layers[s]; l != nil && len(l.guards) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // guards returns a snapshot of the guards for exec in the order they are evaluated: global
 // guards, then, for a call with an agent, each layer of its chain farthest first.
+//
+// A call no scope guard applies to (the common case) gets the global layer's own snapshot,
+// which guard changes replace instead of changing: nothing is copied per call.
 func (r *Registry) guards(exec *Execution) []CodedGuardFunc {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	var gs []CodedGuardFunc
-	for _, g := range r.global.guards {
-		gs = append(gs, g.fn)
+	if !r.scopeGuardsLocked(exec.agent) {
+		return r.global.guardFns
 	}
+	gs := slices.Clone(r.global.guardFns)
 	if exec.agent != nil {
 		var chain []*Scope
 		for s := exec.agent; s != nil; s = s.parent {

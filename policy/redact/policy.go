@@ -41,6 +41,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.yaml.in/yaml/v3"
 
@@ -139,6 +140,9 @@ type Policy struct {
 
 	mu    sync.Mutex
 	calls map[*tool.Token]*record
+	// live counts the records in calls: while it is zero (no call in flight has anything
+	// recorded, the common case) the hooks that look a call up skip the lock.
+	live atomic.Int64
 }
 
 // record is what the policy remembers about one call between its hooks.
@@ -164,7 +168,8 @@ func Install(scope *tool.Scope, cfg Config) (undo func(), err error) {
 // Install adds the policy's hooks to scope (the registry's global scope for every call):
 // the outermost around-execute wrapper, the outermost post-execute hook — so install it
 // after policy/spill — and a result listener that reports and forgets each call. A
-// disabled policy installs nothing.
+// disabled policy installs nothing. The hooks only read the results they are given
+// (cleaning returns new ones), so they register tool.ReadOnly and cost the call no copies.
 func (p *Policy) Install(scope *tool.Scope) (undo func(), err error) {
 	if scope == nil {
 		return nil, errors.New(PluginID + ": Install needs a scope (use reg.Global() for every call)")
@@ -173,9 +178,9 @@ func (p *Policy) Install(scope *tool.Scope) (undo func(), err error) {
 		return func() {}, nil
 	}
 	undos := []func(){
-		scope.WrapExecute(p.wrap, tool.Prepend()),
-		scope.OnPostExecute(p.post, tool.Prepend()),
-		scope.OnResult(p.done),
+		scope.WrapExecute(p.wrap, tool.Prepend(), tool.ReadOnly()),
+		scope.OnPostExecute(p.post, tool.Prepend(), tool.ReadOnly()),
+		scope.OnResult(p.done, tool.ReadOnly()),
 	}
 	return func() {
 		for _, u := range undos {
@@ -191,6 +196,9 @@ func (p *Policy) Redactor() *Redactor { return p.red }
 // cleaned the value, when the policy changed it: the spill policy saves these exact bytes
 // (spill.Config.Original).
 func (p *Policy) Original(exec *tool.Execution) (string, bool) {
+	if p.live.Load() == 0 {
+		return "", false
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if r := p.calls[exec.Token()]; r != nil && r.hasOriginal {
@@ -205,11 +213,7 @@ func (p *Policy) note(exec *tool.Execution, rep Report, original *string) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.calls[exec.Token()]
-	if r == nil {
-		r = &record{}
-		p.calls[exec.Token()] = r
-	}
+	r := p.record(exec)
 	r.rep.add(rep)
 	if original != nil {
 		r.original, r.hasOriginal = *original, true
@@ -283,7 +287,11 @@ func (p *Policy) post(ctx context.Context, exec *tool.Execution, res *tool.Resul
 	case d.ReplaceContent:
 		d.Content = p.blocks(d.Content, &rep)
 	default:
-		if blocks := p.blocksExcept(res.Content, p.approvedTexts(exec), &rep); rep.Changed() {
+		var known []string
+		if hasLongText(res.Content) {
+			known = p.approvedTexts(exec)
+		}
+		if blocks := p.blocksExcept(res.Content, known, &rep); rep.Changed() {
 			d.ReplaceContent, d.Content = true, blocks
 		}
 	}
@@ -294,9 +302,15 @@ func (p *Policy) post(ctx context.Context, exec *tool.Execution, res *tool.Resul
 
 // done reports what the policy did to the call and forgets it.
 func (p *Policy) done(ctx context.Context, exec *tool.Execution, _ *tool.Result) error {
+	if p.live.Load() == 0 {
+		return nil // nothing recorded for any call, this one included
+	}
 	p.mu.Lock()
 	r := p.calls[exec.Token()]
-	delete(p.calls, exec.Token())
+	if r != nil {
+		delete(p.calls, exec.Token())
+		p.live.Add(-1)
+	}
 	p.mu.Unlock()
 	if r != nil && r.rep.Changed() && p.report != nil {
 		p.report(ctx, exec, r.rep)
@@ -367,12 +381,18 @@ func (p *Policy) approve(exec *tool.Execution, v any) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.record(exec).approved = known
+}
+
+// record returns the call's record, creating it when there is none; p.mu is held.
+func (p *Policy) record(exec *tool.Execution) *record {
 	r := p.calls[exec.Token()]
 	if r == nil {
 		r = &record{}
 		p.calls[exec.Token()] = r
+		p.live.Add(1)
 	}
-	r.approved = known
+	return r
 }
 
 // minKnown is the length from which a content text is compared with the approved value's
@@ -400,12 +420,27 @@ func longStrings(out []string, v any) []string {
 
 // approvedTexts returns the long strings of the value the wrapper approved for the call.
 func (p *Policy) approvedTexts(exec *tool.Execution) []string {
+	if p.live.Load() == 0 {
+		return nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if r := p.calls[exec.Token()]; r != nil {
 		return r.approved
 	}
 	return nil
+}
+
+// hasLongText reports whether a text block (nested ones included) is at least minKnown
+// bytes long: only such a text is looked up among the approved strings.
+func hasLongText(bs []content.Block) bool {
+	for i := range bs {
+		b := &bs[i]
+		if b.Type == content.TypeText && len(b.Text) >= minKnown || b.Type == content.TypeToolResult && hasLongText(b.Content) {
+			return true
+		}
+	}
+	return false
 }
 
 // blocks returns the blocks with their texts cleaned (nested tool-result blocks too).

@@ -92,7 +92,16 @@ type Redactor struct {
 	probes []probe
 	env    []envSecret
 	exprs  []lazyExpr // by rule, compiled on first use
+	// probed marks the bytes find searches for: the probe bytes and each environment
+	// value's. A short text holding none of them holds no secret.
+	probed [256]bool
 }
+
+// shortScan is the length up to which find first looks for any searched-for byte in one
+// pass, instead of one vectorized search per probe byte and environment value: below it,
+// the one pass costs less than starting the searches, and a short clean text (most
+// results) is done with at the end of it.
+const shortScan = 128
 
 // lazyExpr is a rule's compiled expression, made the first time the rule's anchor is found.
 type lazyExpr struct {
@@ -134,6 +143,7 @@ func NewRedactor(env []string) *Redactor {
 	for _, b := range probeBytes {
 		if p := byByte[b]; p != nil {
 			r.probes = append(r.probes, *p)
+			r.probed[b] = true
 		}
 	}
 	seen := map[string]bool{}
@@ -143,7 +153,9 @@ func NewRedactor(env []string) *Redactor {
 			continue
 		}
 		seen[value] = true
-		r.env = append(r.env, envSecret{kind: EnvKindPrefix + name, value: value, probe: rarestByte(value)})
+		e := envSecret{kind: EnvKindPrefix + name, value: value, probe: rarestByte(value)}
+		r.env = append(r.env, e)
+		r.probed[e.value[e.probe]] = true
 	}
 	// Longer values first, so a value containing another is redacted whole.
 	slices.SortStableFunc(r.env, func(a, b envSecret) int { return len(b.value) - len(a.value) })
@@ -298,6 +310,25 @@ func (r *Redactor) once(s string) (string, Counts) {
 // once, from its first anchor to the end of the text, however many anchors it has — so the
 // work is bounded by the number of rules, not of anchors.
 func (r *Redactor) find(s string, spans []span) []span {
+	if len(s) <= shortScan && !r.anyProbed(s) {
+		return spans
+	}
+	return r.findAll(s, spans)
+}
+
+// anyProbed reports whether s holds a byte find searches for.
+func (r *Redactor) anyProbed(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if r.probed[s[i]] {
+			return true
+		}
+	}
+	return false
+}
+
+// findAll is find without the pass for short texts: every probe byte and environment
+// value searched for.
+func (r *Redactor) findAll(s string, spans []span) []span {
 	var first []int // per rule: the position of its first anchor, -1 for none
 	for pi := range r.probes {
 		p := &r.probes[pi]

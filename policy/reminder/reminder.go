@@ -116,6 +116,13 @@ type Reminder struct {
 
 	mu     sync.Mutex
 	chains map[weak.Pointer[tool.Scope]]*chain
+	// last is the chain advanced last, with its agent's weak key: an agent making call
+	// after call (the common case) finds its chain without making a weak pointer or a
+	// map lookup. It holds the agent weakly, like the map.
+	last struct {
+		key   weak.Pointer[tool.Scope]
+		chain *chain
+	}
 }
 
 // chain is one agent's current run of identical tracked calls. A reset chain has count 0.
@@ -159,12 +166,13 @@ func Install(scope *tool.Scope, cfg Config) (undo func(), err error) {
 }
 
 // Install adds the reminder's post-execute hook to scope (the registry's global scope covers
-// every agent). The returned function removes it; the chains are kept.
+// every agent). The returned function removes it; the chains are kept. The hook never
+// looks at the result, so it registers tool.ReadOnly and costs the call no copy.
 func (r *Reminder) Install(scope *tool.Scope) (undo func(), err error) {
 	if scope == nil {
 		return nil, errors.New("repeat-tool-reminder: Install needs a scope (use reg.Global() for every agent)")
 	}
-	return scope.OnPostExecute(r.PostExecute), nil
+	return scope.OnPostExecute(r.PostExecute, tool.ReadOnly()), nil
 }
 
 // PostExecute is the reminder's post-execute hook: it advances the calling agent's chain,
@@ -224,15 +232,19 @@ func (r *Reminder) observe(exec *tool.Execution) (content.Message, bool) {
 // advance records one tracked call of agent and returns the chain's new length.
 // args is the call's canonical arguments, copied only when they start a new chain.
 func (r *Reminder) advance(agent *tool.Scope, name string, args []byte) int {
-	key := weak.Make(agent)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := r.chains[key]
-	if c == nil {
-		c = &chain{}
-		r.chains[key] = c
-		// Drop the chain with its agent. The cleanup holds only the weak key.
-		runtime.AddCleanup(agent, r.drop, key)
+	c := r.last.chain
+	if c == nil || r.last.key.Value() != agent {
+		key := weak.Make(agent)
+		c = r.chains[key]
+		if c == nil {
+			c = &chain{}
+			r.chains[key] = c
+			// Drop the chain with its agent. The cleanup holds only the weak key.
+			runtime.AddCleanup(agent, r.drop, key)
+		}
+		r.last.key, r.last.chain = key, c
 	}
 	if c.count > 0 && c.name == name && c.args == string(args) {
 		c.count++
@@ -244,6 +256,9 @@ func (r *Reminder) advance(agent *tool.Scope, name string, args []byte) int {
 
 func (r *Reminder) drop(key weak.Pointer[tool.Scope]) {
 	r.mu.Lock()
+	if r.last.key == key {
+		r.last.key, r.last.chain = weak.Pointer[tool.Scope]{}, nil
+	}
 	delete(r.chains, key)
 	r.mu.Unlock()
 }

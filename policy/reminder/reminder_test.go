@@ -433,6 +433,9 @@ func TestChainDroppedWithAgent(t *testing.T) {
 		runtime.GC()
 		return rem.Chains() == 0
 	})
+	if rem.Cached() {
+		t.Error("the chain the agent advanced last is still held after the agent was collected")
+	}
 }
 
 func TestPreview(t *testing.T) {

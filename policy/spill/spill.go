@@ -150,7 +150,9 @@ func Install(scope *tool.Scope, cfg Config) (undo func(), err error) {
 }
 
 // Install adds the policy's post-execute hook to scope, before the hooks already there.
-// A disabled policy registers nothing. The returned function removes the hook.
+// A disabled policy registers nothing. The returned function removes the hook. The hook
+// only reads the result (a spill replaces the content by a decision), so it registers
+// tool.ReadOnly and costs the call no copy.
 func (p *Policy) Install(scope *tool.Scope) (undo func(), err error) {
 	if scope == nil {
 		return nil, errors.New("spill-policy: Install needs a scope (use reg.Global() for every call)")
@@ -158,7 +160,7 @@ func (p *Policy) Install(scope *tool.Scope) (undo func(), err error) {
 	if !p.Enabled() {
 		return func() {}, nil
 	}
-	return scope.OnPostExecute(p.PostExecute, tool.Prepend()), nil
+	return scope.OnPostExecute(p.PostExecute, tool.Prepend(), tool.ReadOnly()), nil
 }
 
 // PostExecute is the model-facing arm: it lets the later hooks decide, then bounds the
@@ -172,10 +174,10 @@ func (p *Policy) PostExecute(ctx context.Context, exec *tool.Execution, res *too
 	if d.ReplaceContent {
 		blocks = d.Content
 	}
-	text, ok := plainText(blocks)
-	if !ok || len(text) <= p.max {
-		return d, nil
+	if n, ok := textSize(blocks); !ok || n <= p.max {
+		return d, nil // decided from the size: the text is not joined
 	}
+	text, _ := plainText(blocks)
 	exact := text
 	if p.original != nil {
 		if o, ok := p.original(exec); ok {
@@ -198,15 +200,28 @@ func (p *Policy) BoundDispatchLog(ctx context.Context, name, subCallID string, b
 	if !p.Enabled() {
 		return blocks
 	}
-	text, ok := plainText(blocks)
-	if !ok || len(text) <= p.max {
+	if n, ok := textSize(blocks); !ok || n <= p.max {
 		return blocks
 	}
+	text, _ := plainText(blocks)
 	replaced, ok := p.replacement(ctx, text, text, name, subCallID, "dispatch")
 	if !ok {
 		return blocks
 	}
 	return content.Texts(replaced)
+}
+
+// textSize returns the size in bytes of the texts of an all-text block list — the length
+// of what plainText would join — without joining them; ok is false when a block is not
+// text.
+func textSize(blocks []content.Block) (n int, ok bool) {
+	for i := range blocks {
+		if blocks[i].Type != content.TypeText {
+			return 0, false
+		}
+		n += len(blocks[i].Text)
+	}
+	return n, true
 }
 
 // plainText joins the texts of an all-text block list; ok is false when a block is not text.

@@ -73,7 +73,8 @@ func (r *reason) Unwrap() error { return ErrToolTimeout }
 
 // Install adds the timeout wrapper to scope (the registry's global scope covers every call;
 // an agent's scope only that agent's calls and its descendants'). The returned function
-// removes it.
+// removes it. The wrapper never looks into the result next returns, so it registers
+// tool.ReadOnly: it costs the call no copy of the result.
 func Install(scope *tool.Scope, cfg Config) (undo func(), err error) {
 	if scope == nil {
 		return nil, errors.New("timeout: Install needs a scope (use reg.Global() for every call)")
@@ -81,7 +82,7 @@ func Install(scope *tool.Scope, cfg Config) (undo func(), err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return scope.WrapExecute(Wrapper(scope.Registry(), cfg)), nil
+	return scope.WrapExecute(Wrapper(scope.Registry(), cfg), tool.ReadOnly()), nil
 }
 
 // Wrapper returns the timeout policy's around-execute function for reg, for callers that

@@ -1,0 +1,70 @@
+package jsonv
+
+import (
+	"math"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// appendFlatCanonical appends the canonical form of a non-empty object of at most maxFlat
+// members whose values are all scalars — what most tool-call arguments are, and what a
+// policy keying calls by their canonical arguments encodes on every call — exactly as the
+// general encoder writes it, but without the encoder, its container stack and its
+// ancestry, so nothing is allocated beyond dst's growth. The members are written in
+// canonical order through a table of their indexes on the stack; the object is not
+// changed. It reports false, having appended nothing meaningful, for anything else or
+// anything invalid: the general encoder then decides, and reports the error.
+func appendFlatCanonical(b []byte, o *Object) ([]byte, bool) {
+	ms := o.members
+	if len(ms) == 0 || len(ms) > maxFlat {
+		return b, false
+	}
+	if _, dup := duplicateName(o); dup {
+		return b, false
+	}
+	// Insertion sort of the member indexes: at most maxFlat of them, usually already in
+	// order (one comparison each).
+	var order [maxFlat]uint8
+	for i := range ms {
+		j := i
+		for ; j > 0 && compareCanonical(ms[order[j-1]].Name, ms[i].Name) > 0; j-- {
+			order[j] = order[j-1]
+		}
+		order[j] = uint8(i)
+	}
+	start := len(b)
+	b = append(b, '{')
+	for k := range ms {
+		m := &ms[order[k]]
+		if k > 0 {
+			b = append(b, ',')
+		}
+		var ok bool
+		if b, ok = appendQuote(b, m.Name); !ok {
+			return b[:start], false
+		}
+		b = append(b, ':')
+		switch v := m.Value.(type) {
+		case nil:
+			b = append(b, "null"...)
+		case bool:
+			if v {
+				b = append(b, "true"...)
+			} else {
+				b = append(b, "false"...)
+			}
+		case float64:
+			if math.IsInf(v, 0) || math.IsNaN(v) || v == 0 && math.Signbit(v) {
+				return b[:start], false
+			}
+			b = jsontext.AppendFloat(b, v, 64)
+		case string:
+			if b, ok = appendQuote(b, v); !ok {
+				return b[:start], false
+			}
+		default:
+			return b[:start], false
+		}
+	}
+	return append(b, '}'), true
+}

@@ -1,0 +1,56 @@
+package timeout_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/dsh-go/dsh/internal/cputime"
+	"github.com/dsh-go/dsh/policy/timeout"
+	"github.com/dsh-go/dsh/tool"
+)
+
+// BenchmarkWrapper measures the timeout wrapper by itself around a body that returns at
+// once: for a tool that declares no budget (the call path's common case: the wrapper only
+// looks the budget up, nothing may be allocated) and for one with a budget (a deadline
+// armed and stopped per call, on the real clock).
+func BenchmarkWrapper(b *testing.B) {
+	reg, err := tool.NewRegistry(tool.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var execs = map[string]*tool.Execution{}
+	for _, c := range []struct {
+		name string
+		opts []tool.Option
+	}{{"unbudgeted", nil}, {"budgeted", []tool.Option{tool.WithTimeout(time.Minute)}}} {
+		def := tool.Must(tool.New(c.name, "Echoes.", func(_ context.Context, _ *tool.Call, in struct{}) (struct{}, error) { return in, nil }, c.opts...))
+		if _, err := reg.Register(def); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reg.OnPreExecute(func(_ context.Context, e *tool.Execution, next func() (tool.PreDecision, error)) (tool.PreDecision, error) {
+		execs[e.Name()] = e
+		return next()
+	})
+	for _, name := range []string{"unbudgeted", "budgeted"} {
+		if res := reg.Execute(b.Context(), tool.Input{CallID: "c1", Name: name, Args: tool.ParseArguments(`{}`)}); res.IsError {
+			b.Fatal(res.Error.Message)
+		}
+	}
+	wrap := timeout.Wrapper(reg, timeout.Config{})
+	done := tool.Success("ok", nil)
+	body := func(context.Context) (*tool.Result, error) { return done, nil }
+	for _, name := range []string{"unbudgeted", "budgeted"} {
+		exec := execs[name]
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			defer cputime.PerOp(b, "cpu-ns/op", 1)()
+			for b.Loop() {
+				if res, err := wrap(b.Context(), exec, body); err != nil || res != done {
+					b.Fatalf("result %+v, %v", res, err)
+				}
+			}
+		})
+	}
+}
