@@ -178,3 +178,45 @@ func TestCloneFlatAllocations(t *testing.T) {
 		t.Errorf("Clone of a flat object: %v allocations, want 1", n)
 	}
 }
+
+// TestPropNewObjectCopy checks that NewObjectCopy makes what NewObject of a copy of the
+// members makes (the same members in the same order, the index of a large object), and that
+// the object shares no storage with the slice it was given.
+func TestPropNewObjectCopy(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, indexThreshold+3).Draw(t, "n")
+		ms := make([]Member, n)
+		for i := range ms {
+			ms[i] = Member{Name: genName().Draw(t, "name"), Value: rapid.String().Draw(t, "value")}
+		}
+		got := NewObjectCopy(ms)
+		want := NewObject(append([]Member(nil), ms...)...)
+		if !sameMembers(got.members, want.members) {
+			t.Fatalf("NewObjectCopy = %#v, NewObject of a copy %#v", got.members, want.members)
+		}
+		if (got.index == nil) != (want.index == nil) {
+			t.Fatalf("NewObjectCopy indexed = %v, NewObject indexed = %v", got.index != nil, want.index != nil)
+		}
+		for _, m := range ms {
+			if v, ok := got.Get(m.Name); !ok || v != want.getOrNil(m.Name) {
+				t.Fatalf("Get(%q) = %v, %v; want %v", m.Name, v, ok, want.getOrNil(m.Name))
+			}
+		}
+		if n > 0 {
+			ms[0].Value = "changed by the caller"
+			if got.members[0].Value == "changed by the caller" {
+				t.Fatal("NewObjectCopy shares the caller's member storage")
+			}
+			got.Set("added", "x")
+			if len(ms) != n {
+				t.Fatal("a change to the object reached the caller's slice")
+			}
+		}
+	})
+}
+
+// getOrNil is Get without the presence flag.
+func (o *Object) getOrNil(name string) any {
+	v, _ := o.Get(name)
+	return v
+}

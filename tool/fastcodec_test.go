@@ -4,14 +4,19 @@ import (
 	"math"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 )
 
+// label is a named string type without methods, flat like a string.
+type label string
+
 type flatArgs struct {
 	Text  string  `json:"text"`
+	Label label   `json:"label"`
 	On    bool    `json:"on"`
 	Ratio float64 `json:"ratio"`
 	Count int     `json:"count"`
@@ -79,14 +84,14 @@ func TestFlatCodecDeclines(t *testing.T) {
 				t.Fatal(err)
 			}
 			var dst flatArgs
-			if c.decode(v, reflect.ValueOf(&dst).Elem()) {
+			if c.decode(v, unsafe.Pointer(&dst)) {
 				t.Fatalf("decode(%s) accepted", src)
 			}
 		})
 	}
 	dup := jsonv.NewObject(jsonv.Member{Name: "text", Value: "a"}, jsonv.Member{Name: "text", Value: "b"})
 	var dst flatArgs
-	if c.decode(dup, reflect.ValueOf(&dst).Elem()) {
+	if c.decode(dup, unsafe.Pointer(&dst)) {
 		t.Fatal("decode accepted duplicate members")
 	}
 	encodeCases := map[string]flatArgs{
@@ -112,6 +117,7 @@ func TestFlatCodecMatchesJSON(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		in := flatArgs{
 			Text:  rapid.String().Draw(rt, "text"),
+			Label: label(rapid.String().Draw(rt, "label")),
 			On:    rapid.Bool().Draw(rt, "on"),
 			Ratio: rapid.Float64().Draw(rt, "ratio"),
 			Count: rapid.IntRange(-1<<53, 1<<53).Draw(rt, "count"),
@@ -138,7 +144,7 @@ func TestFlatCodecMatchesJSON(t *testing.T) {
 		o.Set(rapid.StringMatching(`[a-z]{1,6}`).Draw(rt, "extra"), float64(rapid.IntRange(-1000, 1000).Draw(rt, "extraValue")))
 		var viaJSON, direct flatArgs
 		errJSON := jsonv.Decode(o, &viaJSON)
-		if c.decode(o, reflect.ValueOf(&direct).Elem()) {
+		if c.decode(o, unsafe.Pointer(&direct)) {
 			if errJSON != nil {
 				rt.Fatalf("direct decode accepted %v, json v2 fails: %v", o, errJSON)
 			}

@@ -211,21 +211,19 @@ func New[In, Out any](name, description string, fn Func[In, Out], opts ...Option
 	inCodec := flatCodecFor(reflect.TypeFor[In]())
 	outCodec := flatCodecFor(reflect.TypeFor[Out]())
 	decodeIn := func(args any) (In, error) {
-		var v In
 		if vs := in.Validate(args, ""); len(vs) > 0 {
-			return v, argsError(vs)
+			var zero In
+			return zero, argsError(vs)
 		}
 		if inCodec != nil {
-			if inCodec.decode(args, reflect.ValueOf(&v).Elem()) {
+			// v stays on the stack: the direct conversion writes it through a pointer
+			// that does not escape, and the general decoder gets a variable of its own.
+			var v In
+			if inCodec.decode(args, unsafe.Pointer(&v)) {
 				return v, nil
 			}
-			var zero In
-			v = zero
 		}
-		if err := jsonv.Decode(args, &v); err != nil {
-			return v, &Error{Name: "ToolArgsError", Code: CodeInvalidArgs, Message: "invalid arguments: " + err.Error()}
-		}
-		return v, nil
+		return decodeArgs[In](args)
 	}
 	body := func(ctx context.Context, call *Call) (any, error) {
 		v, err := decodeIn(call.args)
@@ -331,6 +329,15 @@ func New[In, Out any](name, description string, fn Func[In, Out], opts ...Option
 		}
 	}
 	return d, nil
+}
+
+// decodeArgs decodes checked arguments into an In with json v2, the general path.
+func decodeArgs[In any](args any) (In, error) {
+	v := new(In)
+	if err := jsonv.Decode(args, v); err != nil {
+		return *v, &Error{Name: "ToolArgsError", Code: CodeInvalidArgs, Message: "invalid arguments: " + err.Error()}
+	}
+	return *v, nil
 }
 
 // Must returns def or panics with err; for package-level tool definitions whose types are
