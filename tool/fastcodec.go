@@ -220,3 +220,102 @@ func getFlat(src reflect.Value, k reflect.Kind) (any, bool) {
 	}
 	return nil, false
 }
+
+// schemaHolds reports whether every value encode builds satisfies the output schema raw (a
+// compiled schema's raw form): raw may say no more than the Go type does. For a scalar
+// that is {"type": T} with T the kind's JSON type; for a struct, an object type whose
+// properties are exactly the fields, each {"type": T}, with any "required" list of field
+// names and "additionalProperties" a boolean (encode writes every field and no other
+// member); "description" is allowed anywhere. It is what schema inference makes of a flat
+// type, so a typed tool without an explicit output schema skips the output validation of
+// values encode built; any other keyword, or any other shape, reports false and the value
+// is validated.
+func (c *flatCodec) schemaHolds(raw any) bool {
+	o, ok := raw.(*jsonv.Object)
+	if !ok {
+		return false
+	}
+	if c.kind != reflect.Struct {
+		return typeOnly(o, c.kind)
+	}
+	var props *jsonv.Object
+	for _, m := range o.Members() {
+		switch m.Name {
+		case "type":
+			if m.Value != "object" {
+				return false
+			}
+		case "properties":
+			if props, ok = m.Value.(*jsonv.Object); !ok {
+				return false
+			}
+		case "required":
+			names, ok := m.Value.([]any)
+			if !ok {
+				return false
+			}
+			for _, n := range names {
+				if s, ok := n.(string); !ok || c.field(s) == nil {
+					return false
+				}
+			}
+		case "additionalProperties":
+			if _, ok := m.Value.(bool); !ok {
+				return false
+			}
+		case "description":
+		default:
+			return false
+		}
+	}
+	if t, _ := o.Get("type"); t != "object" || props.Len() != len(c.fields) {
+		return false
+	}
+	for _, p := range props.Members() {
+		f := c.field(p.Name)
+		ps, ok := p.Value.(*jsonv.Object)
+		if f == nil || !ok || !typeOnly(ps, f.kind) {
+			return false
+		}
+	}
+	return true
+}
+
+// field returns the field named name, or nil.
+func (c *flatCodec) field(name string) *flatField {
+	for i := range c.fields {
+		if c.fields[i].name == name {
+			return &c.fields[i]
+		}
+	}
+	return nil
+}
+
+// typeOnly reports whether the schema o says only that a value has the JSON type of kind k
+// (and perhaps describes it).
+func typeOnly(o *jsonv.Object, k reflect.Kind) bool {
+	want := ""
+	switch k {
+	case reflect.String:
+		want = "string"
+	case reflect.Bool:
+		want = "boolean"
+	case reflect.Float64:
+		want = "number"
+	case reflect.Int, reflect.Int64:
+		want = "integer"
+	}
+	for _, m := range o.Members() {
+		switch m.Name {
+		case "type":
+			if m.Value != want {
+				return false
+			}
+		case "description":
+		default:
+			return false
+		}
+	}
+	t, _ := o.Get("type")
+	return want != "" && t == want
+}

@@ -62,3 +62,45 @@ func TestTypedBodyReplaced(t *testing.T) {
 		})
 	}
 }
+
+// TestFlatOutputValidation checks that a typed tool's output is still validated wherever
+// its schema says more than its Go type: an explicit OutputSchema, or a definition whose
+// Output.Schema was replaced before registering. Only the schema inference made of a flat
+// type lets the pipeline skip validating what the flat conversion built.
+func TestFlatOutputValidation(t *testing.T) {
+	short := map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string", "enum": []any{"a"}}}}
+	body := func(ctx context.Context, call *tool.Call, in echoArgs) (echoOut, error) { return echoOut(in), nil }
+	inferred := tool.Must(tool.New("echo", "Echoes its text.", body))
+	replaced := *inferred
+	replaced.Output.Schema = short
+	tests := []struct {
+		name    string
+		def     *tool.Definition
+		failure bool
+	}{
+		{"inferred schema", inferred, false},
+		{"explicit output schema", tool.Must(tool.New("echo", "Echoes its text.", body, tool.OutputSchema(short))), true},
+		{"output schema replaced after New", &replaced, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg, err := tool.NewRegistry(tool.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := reg.Register(tt.def); err != nil {
+				t.Fatal(err)
+			}
+			res := reg.Execute(context.Background(), tool.Input{CallID: "c1", Name: "echo", Args: map[string]any{"text": "hi"}})
+			if !tt.failure {
+				if res.IsError {
+					t.Fatalf("failed: %s", res.Error.Message)
+				}
+				return
+			}
+			if !res.IsError || res.Error.Info == nil || res.Error.Info.Code != tool.CodeInvalidToolOutput {
+				t.Fatalf("result %+v, want INVALID_TOOL_OUTPUT", res)
+			}
+		})
+	}
+}

@@ -163,6 +163,9 @@ type entry struct {
 	out       *schema.Schema
 	params    any   // the lossless snapshot of def.Parameters
 	paramsErr error // set when def.Parameters is not lossless JSON
+	// flatOut reports that every value the definition's flat output conversion builds
+	// satisfies out, so that such a value needs no validation (flatCodec.schemaHolds).
+	flatOut bool
 }
 
 type restriction struct {
@@ -394,7 +397,7 @@ func (s *Scope) Register(def *Definition) (unregister func(), err error) {
 	if s.isClosed() {
 		return nil, fmt.Errorf("scope \"%s\" is closed", s.name)
 	}
-	e := &entry{def: &d, out: out}
+	e := &entry{def: &d, out: out, flatOut: d.flatOut != nil && d.flatOut.schemaHolds(out.Raw())}
 	e.params, e.paramsErr = jsonv.Snapshot(d.Parameters)
 
 	r := s.reg

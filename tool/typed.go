@@ -225,38 +225,41 @@ func New[In, Out any](name, description string, fn Func[In, Out], opts ...Option
 		}
 		return decodeArgs[In](args)
 	}
-	body := func(ctx context.Context, call *Call) (any, error) {
+	body := func(ctx context.Context, call *Call) (value any, flat bool, err error) {
 		v, err := decodeIn(call.args)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		res, err := fn(ctx, call, v)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if outCodec != nil {
 			if value, ok := outCodec.encode(reflect.ValueOf(&res).Elem()); ok {
-				return value, nil
+				return value, true, nil
 			}
 		}
-		value, err := jsonv.FromGo(res)
+		value, err = jsonv.FromGo(res)
 		if err != nil {
 			// Encoding ran the output's own marshalling code and failed: the analogue of a
 			// snapshot that threw (docs/behaviour.md §2.4).
-			return nil, outputError(name, "value snapshot failed: "+ErrorMessage(err))
+			return nil, false, outputError(name, "value snapshot failed: "+ErrorMessage(err))
 		}
-		return value, nil
+		return value, false, nil
 	}
 	// The value is marked as the body's own, which the pipeline adopts without a snapshot;
 	// a replaced Execute returns values of its own, which are snapshotted like any body's.
 	d.Execute = func(ctx context.Context, call *Call) (any, error) {
-		v, err := body(ctx, call)
+		v, flat, err := body(ctx, call)
 		if err != nil {
 			return nil, err
 		}
-		return call.own(v), nil
+		return call.own(v, flat), nil
 	}
 	d.trusted = true
+	if s.outSchema == nil {
+		d.flatOut = outCodec
+	}
 	if s.render != nil {
 		d.Output.Render = func(args, value any) ([]content.Block, error) {
 			a, err := decodeIn(args)
