@@ -210,10 +210,15 @@ func New[In, Out any](name, description string, fn Func[In, Out], opts ...Option
 	// value; the others (and any value the direct conversion declines) go through json v2.
 	inCodec := flatCodecFor(reflect.TypeFor[In]())
 	outCodec := flatCodecFor(reflect.TypeFor[Out]())
+	// Arguments that certainly conform to an argument schema of the flat shape need not go
+	// through the general validator; the others do, and it reports their violations.
+	inFlat := flatSchemaOf(in.Raw())
 	decodeIn := func(args any) (In, error) {
-		if vs := in.Validate(args, ""); len(vs) > 0 {
-			var zero In
-			return zero, argsError(vs)
+		if inFlat == nil || !inFlat.valid(args) {
+			if vs := in.Validate(args, ""); len(vs) > 0 {
+				var zero In
+				return zero, argsError(vs)
+			}
 		}
 		if inCodec != nil {
 			// v stays on the stack: the direct conversion writes it through a pointer
