@@ -3,6 +3,7 @@ package jsonv
 import (
 	"math"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -219,4 +220,37 @@ func TestPropNewObjectCopy(t *testing.T) {
 func (o *Object) getOrNil(name string) any {
 	v, _ := o.Get(name)
 	return v
+}
+
+// TestPropFlatIndentSize checks that MarshalIndent's buffer for a flat object whose strings
+// need no escaping is never too small (it is written in one allocation) and not far too
+// large: at most what the longest numbers could add over the text written.
+func TestPropFlatIndentSize(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, maxFlat).Draw(t, "n")
+		ms := make([]Member, n)
+		for i := range ms {
+			name := rapid.StringMatching(`[a-z]{1,8}`).Draw(t, "name") + strconv.Itoa(i)
+			var v any
+			switch rapid.IntRange(0, 3).Draw(t, "kind") {
+			case 0:
+				v = rapid.StringMatching(`[a-zA-Z0-9 .,:;!?_-]{0,40}`).Draw(t, "string")
+			case 1:
+				v = genNumber().Draw(t, "number")
+			case 2:
+				v = rapid.Bool().Draw(t, "bool")
+			}
+			ms[i] = Member{Name: name, Value: v}
+		}
+		o := NewObject(ms...)
+		indent := rapid.SampledFrom([]string{"  ", "\t", "    "}).Draw(t, "indent")
+		b, err := MarshalIndent(o, indent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := flatIndentSize(o, indent)
+		if len(b) > size || size-len(b) > 24*n {
+			t.Fatalf("flatIndentSize = %d for %d bytes of %s", size, len(b), b)
+		}
+	})
 }
