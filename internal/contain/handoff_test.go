@@ -29,13 +29,18 @@ func BenchmarkRunnerCPU(b *testing.B) {
 func BenchmarkHandoffParkedGoroutine(b *testing.B) {
 	jobs := make(chan func())
 	done := make(chan struct{})
+	exited := make(chan struct{})
 	go func() {
+		defer close(exited)
 		for f := range jobs {
 			f()
 			done <- struct{}{}
 		}
 	}()
-	defer close(jobs)
+	defer func() {
+		close(jobs)
+		<-exited // the goroutine has returned: nothing outlives the benchmark
+	}()
 	n := 0
 	f := func() { n++ }
 	b.ReportAllocs()
