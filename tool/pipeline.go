@@ -594,17 +594,33 @@ func (inv *Invocation) success(e *entry, value any, owned, flat bool) (*Result, 
 	if def.trusted {
 		copyOf = func(x any) any { return x }
 	}
-	blocks, err := callRender(def.Output.Render, copyOf(args), copyOf(v))
-	if err != nil {
-		return nil, outputError(def.Name, "output.render failed: "+ErrorMessage(err))
+	var res *Result
+	if e.defaultRender {
+		// DefaultRender itself, run directly: it reads the value and changes nothing, so it
+		// needs no copy of it, and its one block is allocated with the result.
+		text, err := defaultText(v)
+		if err != nil {
+			return nil, outputError(def.Name, "output.render failed: "+ErrorMessage(err))
+		}
+		rb := &renderedResult{block: [1]content.Block{content.Text(text)}}
+		if checkBlocks(rb.block[:]) != nil {
+			return nil, outputError(def.Name, "output.render returned non-lossless JSON")
+		}
+		rb.res = Result{Value: v, Content: rb.block[:]}
+		res = &rb.res
+	} else {
+		blocks, err := callRender(def.Output.Render, copyOf(args), copyOf(v))
+		if err != nil {
+			return nil, outputError(def.Name, "output.render failed: "+ErrorMessage(err))
+		}
+		if checkBlocks(blocks) != nil {
+			return nil, outputError(def.Name, "output.render returned non-lossless JSON")
+		}
+		if !def.trusted {
+			blocks = content.Clone(blocks)
+		}
+		res = &Result{Value: v, Content: blocks}
 	}
-	if checkBlocks(blocks) != nil {
-		return nil, outputError(def.Name, "output.render returned non-lossless JSON")
-	}
-	if !def.trusted {
-		blocks = content.Clone(blocks)
-	}
-	res := &Result{Value: v, Content: blocks}
 	if inv.exec.parent == nil && def.Output.PresentationMeta != nil {
 		meta, err := callRender(def.Output.PresentationMeta, copyOf(args), copyOf(v))
 		if err != nil {
@@ -623,6 +639,12 @@ func (inv *Invocation) success(e *entry, value any, owned, flat bool) (*Result, 
 		}
 	}
 	return res, nil
+}
+
+// renderedResult is a success result and its one content block, allocated together.
+type renderedResult struct {
+	res   Result
+	block [1]content.Block
 }
 
 func callRender[T any](fn func(args, value any) (T, error), args, value any) (out T, err error) {

@@ -373,15 +373,24 @@ func NewRaw(name, description string, params, outSchema any, fn func(ctx context
 // DefaultRender renders a string value as its text and any other value as JSON indented by
 // two spaces.
 func DefaultRender(_, value any) ([]content.Block, error) {
-	if s, ok := value.(string); ok {
-		return content.Texts(s), nil
-	}
-	b, err := jsonv.MarshalIndent(value, "  ")
+	s, err := defaultText(value)
 	if err != nil {
 		return nil, err
 	}
+	return content.Texts(s), nil
+}
+
+// defaultText is the text of DefaultRender's one block.
+func defaultText(value any) (string, error) {
+	if s, ok := value.(string); ok {
+		return s, nil
+	}
+	b, err := jsonv.MarshalIndent(value, "  ")
+	if err != nil {
+		return "", err
+	}
 	// b is this call's own buffer and is never written again: the text can share it.
-	return content.Texts(unsafe.String(unsafe.SliceData(b), len(b))), nil
+	return unsafe.String(unsafe.SliceData(b), len(b)), nil
 }
 
 // Args returns a private deep copy of the call's arguments.
