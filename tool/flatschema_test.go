@@ -169,3 +169,42 @@ func conforming(t *rapid.T, typ string) any {
 	}
 	return float64(rapid.IntRange(-100, 100).Draw(t, "number")) / 4
 }
+
+// FuzzFlatSchemaValid: on any argument text a model may send, parsed as the scheduler
+// parses it, the flat check of a typed tool's inferred argument schema (open and strict)
+// never panics and never accepts what the validator rejects.
+func FuzzFlatSchemaValid(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"text":"a","label":"b","on":true,"ratio":1.5,"count":2,"Big":3}`, `{"text":1}`,
+		`{"text":"a","text":"b"}`, "{\"text\":\"\xff\"}", `{"count":1.5}`, `{"count":-0}`, `{"ratio":1e400}`,
+		`{"extra":[1]}`, `{"extra":null}`, `[]`, `null`, `"s"`, `{"on":"true"}`,
+	} {
+		f.Add(s)
+	}
+	var checks []*flatSchema
+	var schemas []*schema.Schema
+	for _, inf := range []schema.Inference{{Open: true}, {}} {
+		s, err := schema.ForTypeWith(reflect.TypeFor[flatArgs](), inf)
+		if err != nil {
+			f.Fatal(err)
+		}
+		fs := flatSchemaOf(s.Raw())
+		if fs == nil {
+			f.Fatalf("the schema inferred from flatArgs (%+v) is not flat", inf)
+		}
+		checks, schemas = append(checks, fs), append(schemas, s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		args, err := jsonv.ParseString(raw)
+		if err != nil {
+			return
+		}
+		for i, fs := range checks {
+			if fs.valid(args) {
+				if vs := schemas[i].Validate(args, ""); len(vs) > 0 {
+					t.Fatalf("the flat check accepted %s; the validator reports %v", raw, vs)
+				}
+			}
+		}
+	})
+}
