@@ -30,7 +30,7 @@ func Marshal(v any) ([]byte, error) {
 func MarshalIndent(v any, indent string) ([]byte, error) {
 	indent = truncateIndent(indent)
 	if o, ok := v.(*Object); ok && o != nil && indent != "" {
-		if b, ok := appendFlatIndent(make([]byte, 0, 256), o, indent); ok {
+		if b, ok := appendFlatIndent(make([]byte, 0, flatIndentSize(o, indent)), o, indent); ok {
 			return b, nil
 		}
 	}
@@ -41,6 +41,32 @@ func MarshalIndent(v any, indent string) ([]byte, error) {
 // maxFlat is the most members appendFlatIndent writes; larger objects take the general
 // encoder, whose duplicate check is not quadratic.
 const maxFlat = 16
+
+// flatIndentSize is the length of the indented form of a flat object o when none of its
+// strings needs escaping (numbers counted at their longest), so that MarshalIndent's buffer
+// fits a typed tool's small output instead of a fixed 256 bytes; a string that needs
+// escaping makes the buffer grow as it would have. For any other object it is 256.
+func flatIndentSize(o *Object, indent string) int {
+	ms := o.members
+	if len(ms) == 0 || len(ms) > maxFlat {
+		return 256
+	}
+	n := 2 // the closing "\n}"
+	for i := range ms {
+		n += 1 + 1 + len(indent) + len(ms[i].Name) + 2 + 2 // "{" or ",", "\n", indent, quotes, ": "
+		switch v := ms[i].Value.(type) {
+		case nil, bool:
+			n += 5
+		case float64:
+			n += 24
+		case string:
+			n += len(v) + 2
+		default:
+			return 256
+		}
+	}
+	return n
+}
 
 // appendFlatIndent appends the indented form of a non-empty object of at most maxFlat
 // members whose values are all scalars (what a typed tool's flat output is) exactly as the

@@ -113,3 +113,15 @@ func ExampleAppendCanonical() {
 	fmt.Println(string(buf))
 	// Output: {"a":{"x":2,"y":1},"b":[2,1]}
 }
+
+// NewObjectCopy builds an object from members assembled in a buffer of the caller's own,
+// which the object does not keep.
+func ExampleNewObjectCopy() {
+	var buf [2]jsonv.Member
+	ms := append(buf[:0], jsonv.Member{Name: "text", Value: "hello"}, jsonv.Member{Name: "n", Value: 2.0})
+	o := jsonv.NewObjectCopy(ms)
+	buf[0].Value = "reused"
+	b, _ := jsonv.Marshal(o)
+	fmt.Println(string(b))
+	// Output: {"text":"hello","n":2}
+}

@@ -3,6 +3,7 @@ package jsonv
 import (
 	"math"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -177,4 +178,79 @@ func TestCloneFlatAllocations(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { _ = Clone(o) }); n != 1 {
 		t.Errorf("Clone of a flat object: %v allocations, want 1", n)
 	}
+}
+
+// TestPropNewObjectCopy checks that NewObjectCopy makes what NewObject of a copy of the
+// members makes (the same members in the same order, the index of a large object), and that
+// the object shares no storage with the slice it was given.
+func TestPropNewObjectCopy(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, indexThreshold+3).Draw(t, "n")
+		ms := make([]Member, n)
+		for i := range ms {
+			ms[i] = Member{Name: genName().Draw(t, "name"), Value: rapid.String().Draw(t, "value")}
+		}
+		got := NewObjectCopy(ms)
+		want := NewObject(append([]Member(nil), ms...)...)
+		if !sameMembers(got.members, want.members) {
+			t.Fatalf("NewObjectCopy = %#v, NewObject of a copy %#v", got.members, want.members)
+		}
+		if (got.index == nil) != (want.index == nil) {
+			t.Fatalf("NewObjectCopy indexed = %v, NewObject indexed = %v", got.index != nil, want.index != nil)
+		}
+		for _, m := range ms {
+			if v, ok := got.Get(m.Name); !ok || v != want.getOrNil(m.Name) {
+				t.Fatalf("Get(%q) = %v, %v; want %v", m.Name, v, ok, want.getOrNil(m.Name))
+			}
+		}
+		if n > 0 {
+			ms[0].Value = "changed by the caller"
+			if got.members[0].Value == "changed by the caller" {
+				t.Fatal("NewObjectCopy shares the caller's member storage")
+			}
+			got.Set("added", "x")
+			if len(ms) != n {
+				t.Fatal("a change to the object reached the caller's slice")
+			}
+		}
+	})
+}
+
+// getOrNil is Get without the presence flag.
+func (o *Object) getOrNil(name string) any {
+	v, _ := o.Get(name)
+	return v
+}
+
+// TestPropFlatIndentSize checks that MarshalIndent's buffer for a flat object whose strings
+// need no escaping is never too small (it is written in one allocation) and not far too
+// large: at most what the longest numbers could add over the text written.
+func TestPropFlatIndentSize(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(1, maxFlat).Draw(t, "n")
+		ms := make([]Member, n)
+		for i := range ms {
+			name := rapid.StringMatching(`[a-z]{1,8}`).Draw(t, "name") + strconv.Itoa(i)
+			var v any
+			switch rapid.IntRange(0, 3).Draw(t, "kind") {
+			case 0:
+				v = rapid.StringMatching(`[a-zA-Z0-9 .,:;!?_-]{0,40}`).Draw(t, "string")
+			case 1:
+				v = genNumber().Draw(t, "number")
+			case 2:
+				v = rapid.Bool().Draw(t, "bool")
+			}
+			ms[i] = Member{Name: name, Value: v}
+		}
+		o := NewObject(ms...)
+		indent := rapid.SampledFrom([]string{"  ", "\t", "    "}).Draw(t, "indent")
+		b, err := MarshalIndent(o, indent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := flatIndentSize(o, indent)
+		if len(b) > size || size-len(b) > 24*n {
+			t.Fatalf("flatIndentSize = %d for %d bytes of %s", size, len(b), b)
+		}
+	})
 }

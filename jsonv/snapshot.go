@@ -78,7 +78,7 @@ func copyFlat(o *Object) (*Object, bool) {
 			return nil, false
 		}
 	}
-	return NewObject(slices.Clone(ms)...), true
+	return NewObjectCopy(ms), true
 }
 
 // snapKind says what a snapshot frame walks over.
@@ -583,16 +583,11 @@ func Clone(v any) any {
 // maxFlatClone is the most members cloneFlat copies in one allocation.
 const maxFlatClone = 4
 
-// flatClone is a small object's copy and its members, allocated together.
-type flatClone struct {
-	o Object
-	m [maxFlatClone]Member
-}
-
 // cloneFlat returns a copy of o when o is a non-empty object of at most maxFlatClone
-// members whose values are all scalars (nothing to copy deeply), made in one allocation;
-// nil otherwise, for the general walk. The copy is what the walk makes: the same members
-// in the same order, no index (the walk's NewObject indexes only larger objects).
+// members whose values are all scalars (nothing to copy deeply), made in one allocation
+// (smallObject); nil otherwise, for the general walk. The copy is what the walk makes: the
+// same members in the same order, no index (the walk's NewObject indexes only larger
+// objects).
 func cloneFlat(o *Object) *Object {
 	if o == nil || len(o.members) == 0 || len(o.members) > maxFlatClone {
 		return nil
@@ -603,10 +598,7 @@ func cloneFlat(o *Object) *Object {
 			return nil
 		}
 	}
-	c := &flatClone{}
-	n := copy(c.m[:], o.members)
-	c.o.members = c.m[:n:n]
-	return &c.o
+	return smallObject(o.members)
 }
 
 // Equal reports whether a and b are the same jsonv value: numbers compare with ==, arrays

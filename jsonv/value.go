@@ -62,6 +62,49 @@ func NewObject(members ...Member) *Object {
 	return o
 }
 
+// NewObjectCopy returns an object holding a copy of members in the given order. Unlike
+// NewObject it does not take the slice, so a caller can build the members in a buffer of
+// its own; a small object (up to four members) is allocated together with its members, in
+// one allocation. Like NewObject it copies no values and checks no names.
+func NewObjectCopy(members []Member) *Object {
+	if o := smallObject(members); o != nil {
+		return o
+	}
+	return NewObject(slices.Clone(members)...)
+}
+
+// smallObject returns an object holding a copy of ms, allocated together with its members,
+// when ms has one to four members; nil otherwise. Such an object needs no index.
+func smallObject(ms []Member) *Object {
+	switch n := len(ms); {
+	case n == 1:
+		c := &struct {
+			o Object
+			m [1]Member
+		}{}
+		copy(c.m[:], ms)
+		c.o.members = c.m[:]
+		return &c.o
+	case n == 2:
+		c := &struct {
+			o Object
+			m [2]Member
+		}{}
+		copy(c.m[:], ms)
+		c.o.members = c.m[:]
+		return &c.o
+	case n > 2 && n <= 4:
+		c := &struct {
+			o Object
+			m [4]Member
+		}{}
+		copy(c.m[:], ms)
+		c.o.members = c.m[:n:n]
+		return &c.o
+	}
+	return nil
+}
+
 // Len reports the number of members.
 func (o *Object) Len() int {
 	if o == nil {

@@ -55,6 +55,10 @@ type Definition struct {
 	// their projections decode into fresh Go values, so the pipeline need not copy what it
 	// hands them.
 	trusted bool
+	// flatOut is the flat conversion of a typed tool's output type (nil when the type is not
+	// flat): Register checks whether the output schema is one every value it builds
+	// satisfies (entry.flatOut).
+	flatOut *flatCodec
 }
 
 // ownedValue marks a canonical value a typed body (built by New) has just built: lossless
@@ -62,17 +66,25 @@ type Definition struct {
 // snapshot. Its field is unexported, so nothing outside the package can read or change the
 // value it carries; a body that is not New's (a replaced Execute) cannot make one except
 // by calling New's Execute, whose value it is.
-type ownedValue struct{ v any }
+//
+// flat reports a value the flat output conversion built (see flatCodec): an object of
+// exactly the output type's fields, or a scalar, of the kinds the type declares. Such a
+// value satisfies an output schema of the shape flatCodec.schemaHolds accepts.
+type ownedValue struct {
+	v    any
+	flat bool
+}
 
-// own marks v, which a typed body has just built for this call. The first value of a call
-// is kept in the call itself, so that the mark allocates nothing; a second one (a wrapper
-// that runs the body again) gets a mark of its own.
-func (c *Call) own(v any) *ownedValue {
+// own marks v, which a typed body has just built for this call; flat reports that the flat
+// output conversion built it. The first value of a call is kept in the call itself, so that
+// the mark allocates nothing; a second one (a wrapper that runs the body again) gets a mark
+// of its own.
+func (c *Call) own(v any, flat bool) *ownedValue {
 	if c != nil && c.ownedUsed.CompareAndSwap(false, true) {
-		c.owned.v = v
+		c.owned = ownedValue{v: v, flat: flat}
 		return &c.owned
 	}
-	return &ownedValue{v}
+	return &ownedValue{v: v, flat: flat}
 }
 
 // Output declares what a successful call returns.

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/dsh-go/dsh/jsonv"
 )
@@ -23,9 +24,10 @@ type flatCodec struct {
 
 // flatField is one exported field of a flat struct.
 type flatField struct {
-	name  string
-	index int
-	kind  reflect.Kind
+	name   string
+	index  int
+	offset uintptr // the field's offset in the struct, for decode
+	kind   reflect.Kind
 }
 
 // maxExactInt is the largest integer every float64 up to which is exact (2^53).
@@ -69,7 +71,7 @@ func flatCodecFor(t reflect.Type) *flatCodec {
 				return nil
 			}
 		}
-		c.fields = append(c.fields, flatField{name: name, index: i, kind: f.Type.Kind()})
+		c.fields = append(c.fields, flatField{name: name, index: i, offset: f.Offset, kind: f.Type.Kind()})
 	}
 	return c
 }
@@ -102,9 +104,11 @@ func plainName(name string) bool {
 	return true
 }
 
-// decode stores the jsonv value v into dst (addressable, of the codec's type). It reports
-// false, leaving dst possibly partly written, when the general decoder must decide.
-func (c *flatCodec) decode(v any, dst reflect.Value) bool {
+// decode stores the jsonv value v into the value of the codec's type at dst. It reports
+// false, leaving that value possibly partly written, when the general decoder must decide.
+// dst is a pointer rather than a reflect.Value so that the caller's variable can stay on
+// its stack: a reflect.Value of its address would move it to the heap on every call.
+func (c *flatCodec) decode(v any, dst unsafe.Pointer) bool {
 	if c.kind != reflect.Struct {
 		return setFlat(dst, c.kind, v)
 	}
@@ -119,7 +123,7 @@ func (c *flatCodec) decode(v any, dst reflect.Value) bool {
 				continue
 			}
 			bit := uint64(1) << uint(f.index)
-			if seen&bit != 0 || !setFlat(dst.Field(f.index), f.kind, m.Value) {
+			if seen&bit != 0 || !setFlat(unsafe.Add(dst, f.offset), f.kind, m.Value) {
 				return false
 			}
 			seen |= bit
@@ -129,26 +133,27 @@ func (c *flatCodec) decode(v any, dst reflect.Value) bool {
 	return true
 }
 
-// setFlat stores the jsonv scalar v into dst of kind k, reporting false where the general
-// decoder must decide.
-func setFlat(dst reflect.Value, k reflect.Kind, v any) bool {
+// setFlat stores the jsonv scalar v into the value of kind k at dst, reporting false where
+// the general decoder must decide. A flat type has no methods, so its representation is
+// its kind's: a named string type is stored as a string.
+func setFlat(dst unsafe.Pointer, k reflect.Kind, v any) bool {
 	switch k {
 	case reflect.String:
 		s, ok := v.(string)
 		if ok {
-			dst.SetString(s)
+			*(*string)(dst) = s
 		}
 		return ok
 	case reflect.Bool:
 		b, ok := v.(bool)
 		if ok {
-			dst.SetBool(b)
+			*(*bool)(dst) = b
 		}
 		return ok
 	case reflect.Float64:
 		f, ok := v.(float64)
 		if ok {
-			dst.SetFloat(f)
+			*(*float64)(dst) = f
 		}
 		return ok
 	case reflect.Int, reflect.Int64:
@@ -156,7 +161,14 @@ func setFlat(dst reflect.Value, k reflect.Kind, v any) bool {
 		if !ok || f != math.Trunc(f) || math.Abs(f) > maxExactInt {
 			return false
 		}
-		dst.SetInt(int64(f))
+		if k == reflect.Int {
+			if int64(int(f)) != int64(f) {
+				return false // beyond a 32-bit int: json v2 reports the overflow
+			}
+			*(*int)(dst) = int(f)
+		} else {
+			*(*int64)(dst) = int64(f)
+		}
 		return true
 	}
 	return false
@@ -168,15 +180,21 @@ func (c *flatCodec) encode(src reflect.Value) (any, bool) {
 	if c.kind != reflect.Struct {
 		return getFlat(src, c.kind)
 	}
-	members := make([]jsonv.Member, len(c.fields))
-	for i, f := range c.fields {
+	// The members are built on the stack and copied into the object, which a small object
+	// holds in the same allocation.
+	var buf [4]jsonv.Member
+	members := buf[:0]
+	if len(c.fields) > len(buf) {
+		members = make([]jsonv.Member, 0, len(c.fields))
+	}
+	for _, f := range c.fields {
 		v, ok := getFlat(src.Field(f.index), f.kind)
 		if !ok {
 			return nil, false
 		}
-		members[i] = jsonv.Member{Name: f.name, Value: v}
+		members = append(members, jsonv.Member{Name: f.name, Value: v})
 	}
-	return jsonv.NewObject(members...), true
+	return jsonv.NewObjectCopy(members), true
 }
 
 // lossless reports that f belongs to the jsonv model: finite and not negative zero.
@@ -201,4 +219,103 @@ func getFlat(src reflect.Value, k reflect.Kind) (any, bool) {
 		return float64(n), n >= -maxExactInt && n <= maxExactInt
 	}
 	return nil, false
+}
+
+// schemaHolds reports whether every value encode builds satisfies the output schema raw (a
+// compiled schema's raw form): raw may say no more than the Go type does. For a scalar
+// that is {"type": T} with T the kind's JSON type; for a struct, an object type whose
+// properties are exactly the fields, each {"type": T}, with any "required" list of field
+// names and "additionalProperties" a boolean (encode writes every field and no other
+// member); "description" is allowed anywhere. It is what schema inference makes of a flat
+// type, so a typed tool without an explicit output schema skips the output validation of
+// values encode built; any other keyword, or any other shape, reports false and the value
+// is validated.
+func (c *flatCodec) schemaHolds(raw any) bool {
+	o, ok := raw.(*jsonv.Object)
+	if !ok {
+		return false
+	}
+	if c.kind != reflect.Struct {
+		return typeOnly(o, c.kind)
+	}
+	var props *jsonv.Object
+	for _, m := range o.Members() {
+		switch m.Name {
+		case "type":
+			if m.Value != "object" {
+				return false
+			}
+		case "properties":
+			if props, ok = m.Value.(*jsonv.Object); !ok {
+				return false
+			}
+		case "required":
+			names, ok := m.Value.([]any)
+			if !ok {
+				return false
+			}
+			for _, n := range names {
+				if s, ok := n.(string); !ok || c.field(s) == nil {
+					return false
+				}
+			}
+		case "additionalProperties":
+			if _, ok := m.Value.(bool); !ok {
+				return false
+			}
+		case "description":
+		default:
+			return false
+		}
+	}
+	if t, _ := o.Get("type"); t != "object" || props.Len() != len(c.fields) {
+		return false
+	}
+	for _, p := range props.Members() {
+		f := c.field(p.Name)
+		ps, ok := p.Value.(*jsonv.Object)
+		if f == nil || !ok || !typeOnly(ps, f.kind) {
+			return false
+		}
+	}
+	return true
+}
+
+// field returns the field named name, or nil.
+func (c *flatCodec) field(name string) *flatField {
+	for i := range c.fields {
+		if c.fields[i].name == name {
+			return &c.fields[i]
+		}
+	}
+	return nil
+}
+
+// typeOnly reports whether the schema o says only that a value has the JSON type of kind k
+// (and perhaps describes it).
+func typeOnly(o *jsonv.Object, k reflect.Kind) bool {
+	want := ""
+	switch k {
+	case reflect.String:
+		want = "string"
+	case reflect.Bool:
+		want = "boolean"
+	case reflect.Float64:
+		want = "number"
+	case reflect.Int, reflect.Int64:
+		want = "integer"
+	}
+	for _, m := range o.Members() {
+		switch m.Name {
+		case "type":
+			if m.Value != want {
+				return false
+			}
+		case "description":
+		default:
+			return false
+		}
+	}
+	t, _ := o.Get("type")
+	return want != "" && t == want
 }

@@ -4,14 +4,20 @@ import (
 	"math"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/dsh-go/dsh/jsonv"
+	"github.com/dsh-go/dsh/schema"
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 )
 
+// label is a named string type without methods, flat like a string.
+type label string
+
 type flatArgs struct {
 	Text  string  `json:"text"`
+	Label label   `json:"label"`
 	On    bool    `json:"on"`
 	Ratio float64 `json:"ratio"`
 	Count int     `json:"count"`
@@ -79,14 +85,14 @@ func TestFlatCodecDeclines(t *testing.T) {
 				t.Fatal(err)
 			}
 			var dst flatArgs
-			if c.decode(v, reflect.ValueOf(&dst).Elem()) {
+			if c.decode(v, unsafe.Pointer(&dst)) {
 				t.Fatalf("decode(%s) accepted", src)
 			}
 		})
 	}
 	dup := jsonv.NewObject(jsonv.Member{Name: "text", Value: "a"}, jsonv.Member{Name: "text", Value: "b"})
 	var dst flatArgs
-	if c.decode(dup, reflect.ValueOf(&dst).Elem()) {
+	if c.decode(dup, unsafe.Pointer(&dst)) {
 		t.Fatal("decode accepted duplicate members")
 	}
 	encodeCases := map[string]flatArgs{
@@ -112,6 +118,7 @@ func TestFlatCodecMatchesJSON(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		in := flatArgs{
 			Text:  rapid.String().Draw(rt, "text"),
+			Label: label(rapid.String().Draw(rt, "label")),
 			On:    rapid.Bool().Draw(rt, "on"),
 			Ratio: rapid.Float64().Draw(rt, "ratio"),
 			Count: rapid.IntRange(-1<<53, 1<<53).Draw(rt, "count"),
@@ -138,7 +145,7 @@ func TestFlatCodecMatchesJSON(t *testing.T) {
 		o.Set(rapid.StringMatching(`[a-z]{1,6}`).Draw(rt, "extra"), float64(rapid.IntRange(-1000, 1000).Draw(rt, "extraValue")))
 		var viaJSON, direct flatArgs
 		errJSON := jsonv.Decode(o, &viaJSON)
-		if c.decode(o, reflect.ValueOf(&direct).Elem()) {
+		if c.decode(o, unsafe.Pointer(&direct)) {
 			if errJSON != nil {
 				rt.Fatalf("direct decode accepted %v, json v2 fails: %v", o, errJSON)
 			}
@@ -147,4 +154,133 @@ func TestFlatCodecMatchesJSON(t *testing.T) {
 			}
 		}
 	})
+}
+
+// inferredOut is the schema inference makes of flatArgs, as a typed tool without an
+// explicit output schema has it.
+func inferredOut(t testing.TB) *jsonv.Object {
+	t.Helper()
+	s, err := schema.For[flatArgs]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Raw().(*jsonv.Object)
+}
+
+// TestFlatSchemaHolds pins which output schemas the flat conversion's values are known to
+// satisfy (their validation is skipped) and which are validated.
+func TestFlatSchemaHolds(t *testing.T) {
+	c := flatCodecFor(reflect.TypeFor[flatArgs]())
+	edit := func(f func(o *jsonv.Object)) any {
+		o := jsonv.Clone(inferredOut(t)).(*jsonv.Object)
+		f(o)
+		return o
+	}
+	prop := func(o *jsonv.Object, name string) *jsonv.Object {
+		p, _ := o.Get("properties")
+		v, _ := p.(*jsonv.Object).Get(name)
+		return v.(*jsonv.Object)
+	}
+	tests := []struct {
+		name string
+		raw  any
+		want bool
+	}{
+		{"inferred", inferredOut(t), true},
+		{"with descriptions", edit(func(o *jsonv.Object) {
+			o.Set("description", "d")
+			prop(o, "text").Set("description", "d")
+		}), true},
+		{"open object", edit(func(o *jsonv.Object) { o.Set("additionalProperties", true) }), true},
+		{"no required list", edit(func(o *jsonv.Object) { o.Delete("required") }), true},
+		{"an enum", edit(func(o *jsonv.Object) { prop(o, "text").Set("enum", []any{"a"}) }), false},
+		{"a const", edit(func(o *jsonv.Object) { prop(o, "count").Set("const", 0.0) }), false},
+		{"a title", edit(func(o *jsonv.Object) { prop(o, "count").Set("title", "n") }), false},
+		{"another type", edit(func(o *jsonv.Object) { prop(o, "count").Set("type", "string") }), false},
+		{"a property missing", edit(func(o *jsonv.Object) {
+			p, _ := o.Get("properties")
+			p.(*jsonv.Object).Delete("text")
+		}), false},
+		{"an extra property", edit(func(o *jsonv.Object) {
+			p, _ := o.Get("properties")
+			p.(*jsonv.Object).Set("extra", jsonv.NewObject(jsonv.Member{Name: "type", Value: "string"}))
+		}), false},
+		{"an unknown required name", edit(func(o *jsonv.Object) { o.Set("required", []any{"text", "extra"}) }), false},
+		{"a schema for additional properties", edit(func(o *jsonv.Object) {
+			o.Set("additionalProperties", jsonv.NewObject(jsonv.Member{Name: "type", Value: "string"}))
+		}), false},
+		{"another keyword", edit(func(o *jsonv.Object) { o.Set("oneOf", []any{}) }), false},
+		{"not an object type", edit(func(o *jsonv.Object) { o.Set("type", "array") }), false},
+		{"no type", edit(func(o *jsonv.Object) { o.Delete("type") }), false},
+		{"true", true, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := c.schemaHolds(tc.raw); got != tc.want {
+				t.Fatalf("schemaHolds = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	str := flatCodecFor(reflect.TypeFor[string]())
+	for raw, want := range map[string]bool{`{"type":"string"}`: true, `{"type":"string","description":"d"}`: true,
+		`{"type":"string","enum":["a"]}`: false, `{"type":"integer"}`: false, `{}`: false} {
+		v, err := jsonv.ParseString(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := str.schemaHolds(v); got != want {
+			t.Errorf("string codec: schemaHolds(%s) = %v, want %v", raw, got, want)
+		}
+	}
+}
+
+// TestPropFlatSchemaHolds checks the claim the skipped validation rests on: whenever
+// schemaHolds accepts an output schema (drawn from the inferred one and edits of it), every
+// value the flat conversion builds satisfies it.
+func TestPropFlatSchemaHolds(t *testing.T) {
+	c := flatCodecFor(reflect.TypeFor[flatArgs]())
+	base := inferredOut(t)
+	keywords := []jsonv.Member{
+		{Name: "description", Value: "d"}, {Name: "title", Value: "t"}, {Name: "enum", Value: []any{"a", 1.0, true, false, 0.0, ""}},
+		{Name: "const", Value: ""}, {Name: "const", Value: 0.0}, {Name: "const", Value: false},
+		{Name: "type", Value: "number"}, {Name: "type", Value: "integer"}, {Name: "type", Value: "string"},
+		{Name: "type", Value: "boolean"}, {Name: "type", Value: "null"},
+	}
+	names := []string{"text", "label", "on", "ratio", "count", "Big"}
+	rapid.Check(t, func(rt *rapid.T) {
+		raw := jsonv.Clone(base).(*jsonv.Object)
+		props, _ := raw.Get("properties")
+		for range rapid.IntRange(0, 3).Draw(rt, "edits") {
+			p, _ := props.(*jsonv.Object).Get(rapid.SampledFrom(names).Draw(rt, "property"))
+			k := rapid.SampledFrom(keywords).Draw(rt, "keyword")
+			p.(*jsonv.Object).Set(k.Name, k.Value)
+		}
+		s, err := schema.Compile(raw)
+		if err != nil {
+			rt.Skip("not a supported schema")
+		}
+		in := flatArgs{
+			Text:  rapid.String().Draw(rt, "text"),
+			Label: label(rapid.String().Draw(rt, "label")),
+			On:    rapid.Bool().Draw(rt, "on"),
+			Ratio: rapid.Float64().Draw(rt, "ratio"),
+			Count: rapid.IntRange(-1<<53, 1<<53).Draw(rt, "count"),
+			Big:   rapid.Int64().Draw(rt, "big"),
+		}
+		v, ok := c.encode(reflect.ValueOf(&in).Elem())
+		if !ok || !c.schemaHolds(s.Raw()) {
+			return
+		}
+		if vs := s.Validate(v, schema.RootValue); len(vs) > 0 {
+			rt.Fatalf("schemaHolds accepted %s, but %+v violates it: %v", mustMarshal(rt, s.Raw()), in, vs)
+		}
+	})
+}
+
+func mustMarshal(t *rapid.T, v any) string {
+	b, err := jsonv.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -532,12 +532,12 @@ func (inv *Invocation) bodyContained(ctx context.Context, where *string) (res *R
 		return Fail(unknownTool(inv.exec.name))
 	}
 	inv.invoked.Store(true)
-	value, owned, err := runBody(ctx, e.def, inv.call)
+	value, owned, flat, err := runBody(ctx, e.def, inv.call)
 	if err != nil {
 		return Fail(err)
 	}
 	*where = "the output projection"
-	res, err = inv.success(e, value, owned)
+	res, err = inv.success(e, value, owned, flat)
 	if err != nil {
 		return Fail(err)
 	}
@@ -548,23 +548,24 @@ func (inv *Invocation) bodyContained(ctx context.Context, where *string) (res *R
 }
 
 // runBody runs the definition's body; owned reports a value the body built itself (a
-// typed tool's), which the pipeline adopts without a snapshot.
-func runBody(ctx context.Context, def *Definition, call *Call) (v any, owned bool, err error) {
+// typed tool's), which the pipeline adopts without a snapshot, and flat one the flat output
+// conversion built (see ownedValue).
+func runBody(ctx context.Context, def *Definition, call *Call) (v any, owned, flat bool, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			v, owned, err = nil, false, panicFailure(def.Name, "the body", p)
+			v, owned, flat, err = nil, false, false, panicFailure(def.Name, "the body", p)
 		}
 	}()
 	if def.Execute == nil {
-		return nil, false, fmt.Errorf("tool %q has no body", def.Name)
+		return nil, false, false, fmt.Errorf("tool %q has no body", def.Name)
 	}
 	if v, err = def.Execute(ctx, call); err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
 	if ov, ok := v.(*ownedValue); ok && ov != nil {
-		return ov.v, true, nil
+		return ov.v, true, ov.flat, nil
 	}
-	return v, false, nil
+	return v, false, false, nil
 }
 
 func unknownTool(name string) error {
@@ -590,8 +591,10 @@ func outputError(name string, violations ...string) error {
 
 // success builds the success result of value for entry e (docs/behaviour.md §2.4): snapshot, validate,
 // render and, for top-level calls, project the presentation meta. owned reports a value
-// the pipeline's own body call built, adopted as it is.
-func (inv *Invocation) success(e *entry, value any, owned bool) (*Result, error) {
+// the pipeline's own body call built, adopted as it is; flat an owned value the flat output
+// conversion built, which needs no validation when e's output schema is one every such
+// value satisfies (entry.flatOut).
+func (inv *Invocation) success(e *entry, value any, owned, flat bool) (*Result, error) {
 	def := e.def
 	var v any
 	if owned {
@@ -604,8 +607,10 @@ func (inv *Invocation) success(e *entry, value any, owned bool) (*Result, error)
 			return nil, outputError(def.Name, "value is not lossless JSON")
 		}
 	}
-	if vs := e.out.Validate(v, schema.RootValue); len(vs) > 0 {
-		return nil, outputError(def.Name, vs...)
+	if !(owned && flat && e.flatOut) {
+		if vs := e.out.Validate(v, schema.RootValue); len(vs) > 0 {
+			return nil, outputError(def.Name, vs...)
+		}
 	}
 	// The projections get their own copies: what they do to them cannot reach the value,
 	// the arguments or another projection.
@@ -614,17 +619,33 @@ func (inv *Invocation) success(e *entry, value any, owned bool) (*Result, error)
 	if def.trusted {
 		copyOf = func(x any) any { return x }
 	}
-	blocks, err := callRender(def.Output.Render, copyOf(args), copyOf(v))
-	if err != nil {
-		return nil, outputError(def.Name, "output.render failed: "+ErrorMessage(err))
+	var res *Result
+	if e.defaultRender {
+		// DefaultRender itself, run directly: it reads the value and changes nothing, so it
+		// needs no copy of it, and its one block is allocated with the result.
+		text, err := defaultText(v)
+		if err != nil {
+			return nil, outputError(def.Name, "output.render failed: "+ErrorMessage(err))
+		}
+		rb := &renderedResult{block: [1]content.Block{content.Text(text)}}
+		if checkBlocks(rb.block[:]) != nil {
+			return nil, outputError(def.Name, "output.render returned non-lossless JSON")
+		}
+		rb.res = Result{Value: v, Content: rb.block[:]}
+		res = &rb.res
+	} else {
+		blocks, err := callRender(def.Output.Render, copyOf(args), copyOf(v))
+		if err != nil {
+			return nil, outputError(def.Name, "output.render failed: "+ErrorMessage(err))
+		}
+		if checkBlocks(blocks) != nil {
+			return nil, outputError(def.Name, "output.render returned non-lossless JSON")
+		}
+		if !def.trusted {
+			blocks = content.Clone(blocks)
+		}
+		res = &Result{Value: v, Content: blocks}
 	}
-	if checkBlocks(blocks) != nil {
-		return nil, outputError(def.Name, "output.render returned non-lossless JSON")
-	}
-	if !def.trusted {
-		blocks = content.Clone(blocks)
-	}
-	res := &Result{Value: v, Content: blocks}
 	if inv.exec.parent == nil && def.Output.PresentationMeta != nil {
 		meta, err := callRender(def.Output.PresentationMeta, copyOf(args), copyOf(v))
 		if err != nil {
@@ -643,6 +664,12 @@ func (inv *Invocation) success(e *entry, value any, owned bool) (*Result, error)
 		}
 	}
 	return res, nil
+}
+
+// renderedResult is a success result and its one content block, allocated together.
+type renderedResult struct {
+	res   Result
+	block [1]content.Block
 }
 
 func callRender[T any](fn func(args, value any) (T, error), args, value any) (out T, err error) {
@@ -680,7 +707,7 @@ func (inv *Invocation) renormalize(res *Result) (*Result, error) {
 	if e == nil {
 		return nil, unknownTool(inv.exec.name)
 	}
-	out, err := inv.success(e, res.Value, false)
+	out, err := inv.success(e, res.Value, false, false)
 	if err != nil {
 		return nil, err
 	}
@@ -789,7 +816,7 @@ func (inv *Invocation) apply(res *Result, d PostDecision) (*Result, error) {
 		if e == nil {
 			return nil, unknownTool(inv.exec.name)
 		}
-		out, err := inv.success(e, d.Value, false)
+		out, err := inv.success(e, d.Value, false, false)
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -164,6 +165,12 @@ type entry struct {
 	out       *schema.Schema
 	params    any   // the lossless snapshot of def.Parameters
 	paramsErr error // set when def.Parameters is not lossless JSON
+	// flatOut reports that every value the definition's flat output conversion builds
+	// satisfies out, so that such a value needs no validation (flatCodec.schemaHolds).
+	flatOut bool
+	// defaultRender reports that the definition renders with DefaultRender itself, which
+	// the pipeline then runs directly (see Invocation.success).
+	defaultRender bool
 }
 
 type restriction struct {
@@ -395,7 +402,8 @@ func (s *Scope) Register(def *Definition) (unregister func(), err error) {
 	if s.isClosed() {
 		return nil, fmt.Errorf("scope \"%s\" is closed", s.name)
 	}
-	e := &entry{def: &d, out: out}
+	e := &entry{def: &d, out: out, flatOut: d.flatOut != nil && d.flatOut.schemaHolds(out.Raw()),
+		defaultRender: reflect.ValueOf(d.Output.Render).Pointer() == reflect.ValueOf(DefaultRender).Pointer()}
 	e.params, e.paramsErr = jsonv.Snapshot(d.Parameters)
 
 	r := s.reg

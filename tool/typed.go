@@ -210,55 +210,61 @@ func New[In, Out any](name, description string, fn Func[In, Out], opts ...Option
 	// value; the others (and any value the direct conversion declines) go through json v2.
 	inCodec := flatCodecFor(reflect.TypeFor[In]())
 	outCodec := flatCodecFor(reflect.TypeFor[Out]())
+	// Arguments that certainly conform to an argument schema of the flat shape need not go
+	// through the general validator; the others do, and it reports their violations.
+	inFlat := flatSchemaOf(in.Raw())
 	decodeIn := func(args any) (In, error) {
-		var v In
-		if vs := in.Validate(args, ""); len(vs) > 0 {
-			return v, argsError(vs)
+		if inFlat == nil || !inFlat.valid(args) {
+			if vs := in.Validate(args, ""); len(vs) > 0 {
+				var zero In
+				return zero, argsError(vs)
+			}
 		}
 		if inCodec != nil {
-			if inCodec.decode(args, reflect.ValueOf(&v).Elem()) {
+			// v stays on the stack: the direct conversion writes it through a pointer
+			// that does not escape, and the general decoder gets a variable of its own.
+			var v In
+			if inCodec.decode(args, unsafe.Pointer(&v)) {
 				return v, nil
 			}
-			var zero In
-			v = zero
 		}
-		if err := jsonv.Decode(args, &v); err != nil {
-			return v, &Error{Name: "ToolArgsError", Code: CodeInvalidArgs, Message: "invalid arguments: " + err.Error()}
-		}
-		return v, nil
+		return decodeArgs[In](args)
 	}
-	body := func(ctx context.Context, call *Call) (any, error) {
+	body := func(ctx context.Context, call *Call) (value any, flat bool, err error) {
 		v, err := decodeIn(call.args)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		res, err := fn(ctx, call, v)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if outCodec != nil {
 			if value, ok := outCodec.encode(reflect.ValueOf(&res).Elem()); ok {
-				return value, nil
+				return value, true, nil
 			}
 		}
-		value, err := jsonv.FromGo(res)
+		value, err = jsonv.FromGo(res)
 		if err != nil {
 			// Encoding ran the output's own marshalling code and failed: the analogue of a
 			// snapshot that threw (docs/behaviour.md §2.4).
-			return nil, outputError(name, "value snapshot failed: "+ErrorMessage(err))
+			return nil, false, outputError(name, "value snapshot failed: "+ErrorMessage(err))
 		}
-		return value, nil
+		return value, false, nil
 	}
 	// The value is marked as the body's own, which the pipeline adopts without a snapshot;
 	// a replaced Execute returns values of its own, which are snapshotted like any body's.
 	d.Execute = func(ctx context.Context, call *Call) (any, error) {
-		v, err := body(ctx, call)
+		v, flat, err := body(ctx, call)
 		if err != nil {
 			return nil, err
 		}
-		return call.own(v), nil
+		return call.own(v, flat), nil
 	}
 	d.trusted = true
+	if s.outSchema == nil {
+		d.flatOut = outCodec
+	}
 	if s.render != nil {
 		d.Output.Render = func(args, value any) ([]content.Block, error) {
 			a, err := decodeIn(args)
@@ -333,6 +339,15 @@ func New[In, Out any](name, description string, fn Func[In, Out], opts ...Option
 	return d, nil
 }
 
+// decodeArgs decodes checked arguments into an In with json v2, the general path.
+func decodeArgs[In any](args any) (In, error) {
+	v := new(In)
+	if err := jsonv.Decode(args, v); err != nil {
+		return *v, &Error{Name: "ToolArgsError", Code: CodeInvalidArgs, Message: "invalid arguments: " + err.Error()}
+	}
+	return *v, nil
+}
+
 // Must returns def or panics with err; for package-level tool definitions whose types are
 // fixed at compile time.
 func Must(def *Definition, err error) *Definition {
@@ -358,15 +373,24 @@ func NewRaw(name, description string, params, outSchema any, fn func(ctx context
 // DefaultRender renders a string value as its text and any other value as JSON indented by
 // two spaces.
 func DefaultRender(_, value any) ([]content.Block, error) {
-	if s, ok := value.(string); ok {
-		return content.Texts(s), nil
-	}
-	b, err := jsonv.MarshalIndent(value, "  ")
+	s, err := defaultText(value)
 	if err != nil {
 		return nil, err
 	}
+	return content.Texts(s), nil
+}
+
+// defaultText is the text of DefaultRender's one block.
+func defaultText(value any) (string, error) {
+	if s, ok := value.(string); ok {
+		return s, nil
+	}
+	b, err := jsonv.MarshalIndent(value, "  ")
+	if err != nil {
+		return "", err
+	}
 	// b is this call's own buffer and is never written again: the text can share it.
-	return content.Texts(unsafe.String(unsafe.SliceData(b), len(b))), nil
+	return unsafe.String(unsafe.SliceData(b), len(b)), nil
 }
 
 // Args returns a private deep copy of the call's arguments.
