@@ -271,7 +271,12 @@ func setDataLimit(n int64) error {
 // one P the reply is read and the program resumed on the same thread, and no read or write
 // wakes the runtime's monitor thread. A descriptor that cannot be made non-blocking is used
 // as it is.
-func workerInput() io.Reader { return workerPipe(0, os.Stdin) }
+func workerInput() io.Reader {
+	if err := syscall.SetNonblock(0, true); err != nil {
+		return os.Stdin
+	}
+	return newDirectPipe(0, os.Stdin.Name())
+}
 
 func workerOutput() io.Writer { return workerPipe(1, os.Stdout) }
 

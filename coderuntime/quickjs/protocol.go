@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -69,6 +70,9 @@ type startLimits struct {
 	MaxFrameBytes  int64   `json:"maxFrameBytes"`
 	// DataLimitBytes is the RLIMIT_DATA the worker process sets on itself (0: none).
 	DataLimitBytes int64 `json:"dataLimitBytes"`
+	// SpinNs is how long the worker's read of its input polls before parking, in
+	// nanoseconds (0: it parks at once).
+	SpinNs int64 `json:"spinNs,omitempty"`
 }
 
 // hostFrame is a host → worker frame after the start frame (a reply).
@@ -218,6 +222,9 @@ func newFrameReader(r io.Reader, max int) *frameReader {
 	return &frameReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
 }
 
+// buffered is how many bytes were read ahead and not returned yet.
+func (fr *frameReader) buffered() int { return fr.r.Buffered() }
+
 // next returns the next frame without its newline. The slice is valid until the next call.
 // A final line without a newline is returned as a frame. It returns errFrameTooLarge for
 // an oversized line, after which the reader is unusable.
@@ -257,4 +264,9 @@ func appendString(b []byte, s string) []byte {
 		out, _ = jsontext.AppendQuote(b, string(bytes.ToValidUTF8([]byte(s), []byte("\uFFFD"))))
 	}
 	return out
+}
+
+// spinner is a pipe whose reads can poll for a while before they park (rawPipe.setSpin).
+type spinner interface {
+	setSpin(d time.Duration)
 }
