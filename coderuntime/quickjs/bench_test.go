@@ -2,7 +2,6 @@ package quickjs
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -49,24 +48,15 @@ func benchModes(b *testing.B, f func(b *testing.B, rt *Runtime)) {
 	modes := []struct {
 		name string
 		cfg  Config
-		spin time.Duration
 	}{
-		{"process", Config{}, spinWait},
-		{"pool-back-to-back", Config{Pool: 1}, spinWait},
-		{"pool-warm", Config{Pool: 2}, spinWait},
-		// The same without polling the pipes before parking: an A/B of rawPipe.setSpin.
-		{"pool-warm-nospin", Config{Pool: 2}, 0},
-		{"in-process", Config{InProcess: true}, spinWait},
+		{"process", Config{}},
+		{"pool-back-to-back", Config{Pool: 1}},
+		{"pool-warm", Config{Pool: 2}},
+		{"in-process", Config{InProcess: true}},
 	}
 	for _, m := range modes {
 		b.Run(m.name, func(b *testing.B) {
-			rt := newRuntime(b, m.cfg)
-			rt.spin = m.spin
-			if v := os.Getenv("XSPIN"); v != "" && m.spin != 0 {
-				d, _ := time.ParseDuration(v)
-				rt.spin = d
-			}
-			f(b, rt)
+			f(b, newRuntime(b, m.cfg))
 		})
 	}
 }

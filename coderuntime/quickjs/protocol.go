@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -70,9 +69,6 @@ type startLimits struct {
 	MaxFrameBytes  int64   `json:"maxFrameBytes"`
 	// DataLimitBytes is the RLIMIT_DATA the worker process sets on itself (0: none).
 	DataLimitBytes int64 `json:"dataLimitBytes"`
-	// SpinNs is how long the worker's read of its input polls before parking, in
-	// nanoseconds (0: it parks at once).
-	SpinNs int64 `json:"spinNs,omitempty"`
 }
 
 // hostFrame is a host → worker frame after the start frame (a reply).
@@ -264,9 +260,4 @@ func appendString(b []byte, s string) []byte {
 		out, _ = jsontext.AppendQuote(b, string(bytes.ToValidUTF8([]byte(s), []byte("\uFFFD"))))
 	}
 	return out
-}
-
-// spinner is a pipe whose reads can poll for a while before they park (rawPipe.setSpin).
-type spinner interface {
-	setSpin(d time.Duration)
 }

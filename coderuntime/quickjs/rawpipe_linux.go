@@ -5,10 +5,8 @@ package quickjs
 import (
 	"io"
 	"os"
-	"runtime"
 	"sync"
 	"syscall"
-	"time"
 	"unsafe"
 )
 
@@ -30,15 +28,6 @@ type rawPipe struct {
 	rn     int
 	rerrno syscall.Errno
 	readFn func(fd uintptr) bool
-
-	// spin is how long a read polls an empty pipe before it parks in the poller (0: it
-	// parks at once); see setSpin. waitFrom is when the read in progress found the pipe
-	// empty (zero while it has not), polling whether it polls, and cold that the last wait
-	// outlasted the window, so the next one parks at once.
-	spin     time.Duration
-	waitFrom time.Time
-	polling  bool
-	cold     bool
 
 	wmu     sync.Mutex
 	wbuf    []byte
@@ -80,19 +69,6 @@ func (p *rawPipe) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-// setSpin makes a read that finds the pipe empty poll it for up to d before it parks in
-// the poller, yielding the processor between attempts. Between two processes that answer
-// each other within microseconds (a binding call and its reply), a reader that parks lets
-// its CPU go idle, and waking it again costs more than the answer itself on a virtual
-// machine. The poll is bounded and adaptive: when a wait outlasts d (a slow binding, a
-// program that computes, a loaded machine), the next read parks at once, until a wait is
-// short again. d = 0 turns polling off.
-func (p *rawPipe) setSpin(d time.Duration) {
-	p.rmu.Lock()
-	p.spin = d
-	p.rmu.Unlock()
-}
-
 // readRaw is one attempt to read into rbuf; it reports false to wait until readable.
 func (p *rawPipe) readRaw(fd uintptr) bool {
 	for {
@@ -101,28 +77,7 @@ func (p *rawPipe) readRaw(fd uintptr) bool {
 		case syscall.EINTR:
 			continue
 		case syscall.EAGAIN:
-			if p.spin <= 0 {
-				return false
-			}
-			now := time.Now()
-			if p.waitFrom.IsZero() {
-				p.waitFrom, p.polling = now, !p.cold
-			}
-			if !p.polling || now.Sub(p.waitFrom) >= p.spin {
-				p.polling = false
-				return false // park until readable
-			}
-			// Let the other goroutines of this process run (on one P, the program that
-			// is to send the next call), and the other threads of this CPU.
-			runtime.Gosched()
-			syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
-			continue
-		}
-		if !p.waitFrom.IsZero() {
-			// A parked wait includes the wake-up, so it may take twice the window and
-			// still count as short.
-			p.cold = time.Since(p.waitFrom) > 2*p.spin
-			p.waitFrom, p.polling = time.Time{}, false
+			return false
 		}
 		p.rn, p.rerrno = int(r), e
 		return true

@@ -123,16 +123,7 @@ type Runtime struct {
 	wallTimer, graceTimer timerFunc
 	// busyClock measures an in-process worker's busy time (time.Now outside tests).
 	busyClock func() time.Time
-	// spin is how long each side's read of a worker pipe polls before parking (see
-	// rawPipe.setSpin): spinWait outside tests.
-	spin time.Duration
 }
-
-// spinWait is how long the host's read of a worker's output, and the worker's read of its
-// input, poll the pipe before parking. It covers the other side's usual turn in a binding
-// round trip (the program running to its next call; a quick binding and its reply), so
-// that neither CPU goes idle between the frames.
-const spinWait = 50 * time.Microsecond
 
 // timerFunc starts a timer of d and returns the channel it fires on and a function that
 // stops it.
@@ -162,7 +153,7 @@ func newWithSpawnHook(cfg Config, onSpawn func(pid int)) (*Runtime, error) {
 		return nil, err
 	}
 	cfg.ComputeMs, cfg.MaxWallMs, cfg.MaxOutputBytes, cfg.MaxHeapMB = lim.ComputeMs, lim.MaxWallMs, lim.MaxOutputBytes, lim.MaxHeapMB
-	r := &Runtime{cfg: cfg, closing: make(chan struct{}), wallTimer: realTimer, graceTimer: realTimer, busyClock: time.Now, onSpawn: onSpawn, spin: spinWait}
+	r := &Runtime{cfg: cfg, closing: make(chan struct{}), wallTimer: realTimer, graceTimer: realTimer, busyClock: time.Now, onSpawn: onSpawn}
 	if !cfg.InProcess {
 		r.command = cfg.WorkerCommand
 		if len(r.command) == 0 {
@@ -298,7 +289,6 @@ func (r *Runtime) limits() startLimits {
 		MaxOutputBytes: r.cfg.MaxOutputBytes,
 		MaxHeapBytes:   heap,
 		MaxFrameBytes:  int64(r.frameLimit()),
-		SpinNs:         int64(r.spin),
 	}
 	if !r.cfg.InProcess {
 		// The Go runtime, QuickJS's allocator overhead and the frame buffers need room

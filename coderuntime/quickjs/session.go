@@ -411,9 +411,6 @@ func replyFailure(id int64, message string) []byte {
 // read handles the worker's frames until its output ends or the run settles. Junk is
 // dropped; an oversized frame settles the run and ends the reading.
 func (s *session) read(out io.Reader) {
-	if p, ok := out.(spinner); ok {
-		p.setSpin(s.rt.spin)
-	}
 	fr := newFrameReader(out, s.rt.frameLimit())
 	for {
 		line, err := fr.next()

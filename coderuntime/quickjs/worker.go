@@ -97,9 +97,6 @@ func runWorker(in io.Reader, out io.Writer, process bool, now func() time.Time) 
 		_ = setDataLimit(start.Limits.DataLimitBytes)
 	}
 	w.limits = start.Limits
-	if p, ok := in.(spinner); ok && start.Limits.SpinNs > 0 {
-		p.setSpin(time.Duration(start.Limits.SpinNs))
-	}
 	w.ledger = coderuntime.NewLedger(int(start.Limits.MaxOutputBytes))
 	w.remaining = time.Duration(start.Limits.ComputeMs * float64(time.Millisecond))
 	w.out = newFrameWriter(out)
