@@ -41,9 +41,9 @@ func IsWorker(args []string) bool {
 // the program in a fresh QuickJS VM, streams frames to standard output and returns the
 // process exit status. It is only meant to be called when IsWorker is true.
 func WorkerMain() int {
-	// The worker runs one JavaScript program on one goroutine; its input reader is the only
-	// other goroutine that matters. On one P a reply wakes the program on the thread that
-	// read it, without waking a second thread (a futex round trip per binding call).
+	// The worker runs one JavaScript program on one goroutine, which also reads the replies
+	// (waitDirect); on one P no second thread is ever woken for a reply (a futex round trip
+	// per binding call).
 	runtime.GOMAXPROCS(1)
 	return runWorker(workerInput(), workerOutput(), true, time.Now)
 }
