@@ -124,3 +124,87 @@ func BenchmarkDecodeReply(b *testing.B) {
 		})
 	}
 }
+
+// TestScanCall pins which call frames the host's fast path takes; everything else still
+// goes through the generic decoder, with its answer.
+func TestScanCall(t *testing.T) {
+	tests := []struct {
+		line string
+		fast bool // scanCall takes it
+		ok   bool // decodeWorkerFrame accepts it
+	}{
+		{`{"type":"call","id":1,"global":"tools","name":"echo","args":{"text":"x"}}`, true, true},
+		{`{"type":"call","id":0,"global":"","name":"","args":null}`, true, true},
+		{`{"type":"call","id":9007199254740991,"global":"t","name":"ü","args":[1,"}"]}`, true, true},
+		{`{"type":"call","id":9007199254740992,"global":"t","name":"n","args":1}`, false, false},
+		{`{"type":"call","id":1.0,"global":"t","name":"n","args":1}`, false, true},
+		{`{"type":"call","id":1,"global":"t\u0041","name":"n","args":1}`, false, true},
+		{`{"type":"call","id":1,"global":"t","name":"n","args":"\ud800"}`, false, true},
+		{"{\"type\":\"call\",\"id\":1,\"global\":\"\xff\",\"name\":\"n\",\"args\":1}", false, true},
+		{`{"type":"call","id":1, "global":"t","name":"n","args":1}`, false, true},
+		{`{"type":"call","id":01,"global":"t","name":"n","args":1}`, false, false},
+		{`{"type":"call","id":-1,"global":"t","name":"n","args":1}`, false, false},
+		{`{"type":"call","id":1,"global":"t","name":"n","args":}`, false, false},
+		{`{"type":"call","id":1,"global":"t","name":"n","args":1},"global":"u"}`, false, false},
+		{`{"type":"call","id":1,"global":"t","name":"n","args":{"a":1,"a":2}}`, false, false},
+		{`{"type":"call","id":1,"global":"t","name":"n","args":1`, false, false},
+		{"{\"type\":\"call\",\"id\":1,\"global\":\"a\tb\",\"name\":\"n\",\"args\":1}", false, false},
+		{`{"type":"call","id":1,"global":"t","name":"n"}`, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.line, func(t *testing.T) {
+			fast, took := scanCall([]byte(tc.line))
+			if took != tc.fast {
+				t.Errorf("scanCall took it: %v, want %v", took, tc.fast)
+			}
+			got, ok := decodeWorkerFrame([]byte(tc.line))
+			if ok != tc.ok {
+				t.Fatalf("decodeWorkerFrame ok = %v, want %v (%+v)", ok, tc.ok, got)
+			}
+			if took && (got.id != fast.id || got.global != fast.global || got.name != fast.name || !bytes.Equal(got.args, fast.args)) {
+				t.Fatalf("decodeWorkerFrame = %+v, scanCall %+v", got, fast)
+			}
+		})
+	}
+}
+
+// FuzzScanCall checks that wherever the host's fast path takes a worker line (which is
+// hostile), the generic decoder takes it too, to the same frame.
+func FuzzScanCall(f *testing.F) {
+	f.Add([]byte(`{"type":"call","id":1,"global":"tools","name":"echo","args":{"text":"x"}}`))
+	f.Add([]byte(`{"type":"call","id":12,"global":"a","name":"b","args":[1,{"c":null}]}`))
+	f.Add([]byte(`{"type":"call","id":1,"global":"t","name":"n","args":1},"global":"u"}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		fast, ok := scanCall(line)
+		if !ok {
+			return
+		}
+		slow, ok := decodeGeneric(line)
+		if !ok {
+			t.Fatalf("scanCall took %q, which the generic decoder refuses", line)
+		}
+		if fast.kind != slow.kind || fast.id != slow.id || fast.global != slow.global || fast.name != slow.name ||
+			!bytes.Equal(bytes.TrimSpace(fast.args), bytes.TrimSpace(slow.args)) {
+			t.Fatalf("scanCall(%q) = %+v, generic decoder %+v", line, fast, slow)
+		}
+	})
+}
+
+// BenchmarkDecodeCall is the host's decode of a binding call frame, fast path and generic
+// decoder.
+func BenchmarkDecodeCall(b *testing.B) {
+	line := []byte(`{"type":"call","id":123,"global":"tools","name":"echo","args":{"text":"x"}}`)
+	for _, c := range []struct {
+		name string
+		dec  func([]byte) (inbound, bool)
+	}{{"scan", scanCall}, {"generic", decodeGeneric}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := c.dec(line); !ok {
+					b.Fatal("refused")
+				}
+			}
+		})
+	}
+}
