@@ -265,14 +265,19 @@ func setDataLimit(n int64) error {
 	return syscall.Setrlimit(syscall.RLIMIT_DATA, &lim)
 }
 
-// workerInput and workerOutput are the worker process's standard input and output, made
-// non-blocking and used through the Go poller with raw reads and writes (rawPipe): a
-// goroutine waiting for a reply parks instead of holding a thread in a blocking read, so on
-// one P the reply is read and the program resumed on the same thread, and no read or write
-// wakes the runtime's monitor thread. A descriptor that cannot be made non-blocking is used
-// as it is.
-func workerInput() io.Reader { return workerPipe(0, os.Stdin) }
+// workerInput is the worker process's standard input, made non-blocking: a directPipe,
+// which the program's goroutine reads and waits for itself (see directPipe). A descriptor
+// that cannot be made non-blocking is used as it is.
+func workerInput() io.Reader {
+	if err := syscall.SetNonblock(0, true); err != nil {
+		return os.Stdin
+	}
+	return newDirectPipe(0, os.Stdin.Name())
+}
 
+// workerOutput is the worker process's standard output, made non-blocking and written with
+// raw system calls through the Go poller (rawPipe), so that no write wakes the runtime's
+// monitor thread. A descriptor that cannot be made non-blocking is used as it is.
 func workerOutput() io.Writer { return workerPipe(1, os.Stdout) }
 
 func workerPipe(fd int, std *os.File) io.ReadWriter {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -127,6 +128,14 @@ const maxCallID = 1<<53 - 1
 // decodeWorkerFrame validates one worker line. It reports false for junk: anything that
 // is not a well-formed frame of a known type with correctly typed fields.
 func decodeWorkerFrame(line []byte) (inbound, bool) {
+	if f, ok := scanCall(line); ok {
+		return f, true
+	}
+	return decodeGeneric(line)
+}
+
+// decodeGeneric is decodeWorkerFrame with the generic JSON decoder, for every frame.
+func decodeGeneric(line []byte) (inbound, bool) {
 	var f workerFrame
 	if err := json.Unmarshal(line, &f); err != nil {
 		// A lone surrogate escape inside a completion or arguments value does not make a
@@ -218,6 +227,9 @@ func newFrameReader(r io.Reader, max int) *frameReader {
 	return &frameReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
 }
 
+// buffered is how many bytes were read ahead and not returned yet.
+func (fr *frameReader) buffered() int { return fr.r.Buffered() }
+
 // next returns the next frame without its newline. The slice is valid until the next call.
 // A final line without a newline is returned as a frame. It returns errFrameTooLarge for
 // an oversized line, after which the reader is unusable.
@@ -257,4 +269,78 @@ func appendString(b []byte, s string) []byte {
 		out, _ = jsontext.AppendQuote(b, string(bytes.ToValidUTF8([]byte(s), []byte("\uFFFD"))))
 	}
 	return out
+}
+
+// The call frame as the worker writes it (worker.hostCall): the fields in this order, no
+// white space, the arguments last.
+const (
+	callHead   = `{"type":"call","id":`
+	callGlobal = `,"global":"`
+	callName   = `","name":"`
+	callArgs   = `","args":`
+)
+
+// scanCall decodes the call frame exactly as an honest worker writes it, without the
+// reflection of the generic decoder: this is the frame of every binding call. The frame
+// is hostile, so the scanner accepts only a strict subset of what the generic decoder
+// accepts — names without escapes, in valid UTF-8, arguments that are valid JSON, an id
+// written as plain digits — and leaves everything else to it (FuzzScanCall checks that
+// whatever it accepts, the generic decoder decodes to the same frame). The arguments
+// alias line, as the generic decoder's do.
+func scanCall(line []byte) (inbound, bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(callHead))
+	if !ok {
+		return inbound{}, false
+	}
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	if n == 0 || n > 16 || n > 1 && rest[0] == '0' {
+		return inbound{}, false
+	}
+	id, err := strconv.ParseInt(string(rest[:n]), 10, 64)
+	if err != nil || id > maxCallID {
+		return inbound{}, false
+	}
+	if rest, ok = bytes.CutPrefix(rest[n:], []byte(callGlobal)); !ok {
+		return inbound{}, false
+	}
+	global, rest, ok := plainString(rest)
+	if !ok {
+		return inbound{}, false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(callName)); !ok {
+		return inbound{}, false
+	}
+	name, rest, ok := plainString(rest)
+	if !ok {
+		return inbound{}, false
+	}
+	args, ok := bytes.CutPrefix(rest, []byte(callArgs))
+	if !ok || len(args) < 2 || args[len(args)-1] != '}' {
+		return inbound{}, false
+	}
+	args = args[:len(args)-1]
+	if !jsontext.Value(args).IsValid() {
+		return inbound{}, false
+	}
+	return inbound{kind: frameCall, id: id, global: global, name: name, args: jsontext.Value(args)}, true
+}
+
+// plainString returns the text of a JSON string whose opening quote was consumed, up to
+// its closing quote, and what follows the quote. It reports false for a string that needs
+// decoding (an escape), holds a control character or is not valid UTF-8.
+func plainString(b []byte) (string, []byte, bool) {
+	i := 0
+	for i < len(b) && b[i] != '"' {
+		if b[i] == '\\' || b[i] < 0x20 {
+			return "", nil, false
+		}
+		i++
+	}
+	if i == len(b) || !utf8.Valid(b[:i]) {
+		return "", nil, false
+	}
+	return string(b[:i]), b[i:], true
 }

@@ -2,6 +2,7 @@ package quickjs
 
 import (
 	"bufio"
+	"bytes"
 	"container/heap"
 	_ "embed"
 	"errors"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/dsh-go/dsh/coderuntime"
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	qjs "modernc.org/quickjs"
 )
 
@@ -39,9 +41,9 @@ func IsWorker(args []string) bool {
 // the program in a fresh QuickJS VM, streams frames to standard output and returns the
 // process exit status. It is only meant to be called when IsWorker is true.
 func WorkerMain() int {
-	// The worker runs one JavaScript program on one goroutine; its input reader is the only
-	// other goroutine that matters. On one P a reply wakes the program on the thread that
-	// read it, without waking a second thread (a futex round trip per binding call).
+	// The worker runs one JavaScript program on one goroutine, which also reads the replies
+	// (waitDirect); on one P no second thread is ever woken for a reply (a futex round trip
+	// per binding call).
 	runtime.GOMAXPROCS(1)
 	return runWorker(workerInput(), workerOutput(), true, time.Now)
 }
@@ -101,6 +103,13 @@ func runWorker(in io.Reader, out io.Writer, process bool, now func() time.Time) 
 	w.out.start()
 	defer w.out.stop()
 
+	if d, ok := in.(waitReader); ok && process {
+		// A worker process reads its replies itself, on this goroutine, when it waits for
+		// them (waitDirect). Nothing needs to notice a closed input while the program runs:
+		// the host ends a worker process by killing it.
+		w.fr, w.direct = fr, d
+		return w.run(start)
+	}
 	// The reader keeps reading so that a closed input interrupts even a busy program.
 	// Replies carry binding resolutions, which have no size cap of their own; the frame
 	// bound stays at maxStartFrame (the host is trusted).
@@ -129,8 +138,7 @@ func runWorker(in io.Reader, out io.Writer, process bool, now func() time.Time) 
 				w.inbox.close()
 				return
 			}
-			var f hostFrame
-			if json.Unmarshal(line, &f) == nil && f.Type == "reply" {
+			if f, ok := decodeReply(line); ok {
 				w.inbox.put(f)
 			}
 		}
@@ -149,6 +157,10 @@ type worker struct {
 	now       func() time.Time // measures busy time; tests of in-process runs replace it
 	out       *frameWriter
 	inbox     *inbox
+	// direct, when set, is the input the worker reads its replies from itself, through fr,
+	// instead of an input reader goroutine filling the inbox (a worker process on Linux).
+	direct waitReader
+	fr     *frameReader
 
 	nextID   int64
 	timers   timerHeap
@@ -355,9 +367,20 @@ func (w *worker) budget() {
 	w.out.write([]byte(`{"type":"budget"}`), true)
 }
 
+// waitReader is an input that can wait until it is readable, with a timeout (directPipe).
+type waitReader interface {
+	io.Reader
+	// wait blocks until the input is readable or closed (true) or timeout has passed
+	// (false); a negative timeout never passes.
+	wait(timeout time.Duration) (bool, error)
+}
+
 // wait blocks until a reply arrives or a timer is due, then runs it. It reports false
 // when the input closed.
 func (w *worker) wait() bool {
+	if w.direct != nil {
+		return w.waitDirect()
+	}
 	var timer *time.Timer
 	var due <-chan time.Time
 	if w.timers.Len() > 0 {
@@ -377,15 +400,65 @@ func (w *worker) wait() bool {
 		if w.stopped {
 			return true
 		}
-		text := f.Message
-		if f.OK {
-			text = string(f.Value)
-		}
-		w.enter(func() error {
-			_, err := w.settleFn.Call(qjs.UndefinedValue, f.ID, f.OK, text)
-			return err
-		})
+		w.settle(f)
 	}
+	w.fireTimers()
+	return true
+}
+
+// waitDirect is wait for a worker that reads its input itself: it reads frames until one
+// is a reply or a timer is due, then runs what is due. A frame that is not a reply is
+// dropped, as the input reader drops it.
+func (w *worker) waitDirect() bool {
+	// Pass through the scheduler: the program's goroutine never parks while it reads its
+	// input itself, and a goroutine that the scheduler has not seen for 10 ms is preempted
+	// by a signal, which also keeps the runtime's monitor thread polling.
+	runtime.Gosched()
+	for {
+		if w.fr.buffered() == 0 {
+			timeout := time.Duration(-1)
+			if w.timers.Len() > 0 {
+				timeout = max(time.Until(w.timers[0].at), 0)
+			}
+			ready, err := w.direct.wait(timeout)
+			if err != nil {
+				w.closed.Store(true)
+				return false
+			}
+			if !ready {
+				break // a timer is due
+			}
+		}
+		line, err := w.fr.next()
+		if err != nil {
+			w.closed.Store(true)
+			return false
+		}
+		f, ok := decodeReply(line)
+		if !ok {
+			continue
+		}
+		w.settle(f)
+		break
+	}
+	w.fireTimers()
+	return true
+}
+
+// settle resolves or rejects the promise of the call a reply answers.
+func (w *worker) settle(f hostFrame) {
+	text := f.Message
+	if f.OK {
+		text = string(f.Value)
+	}
+	w.enter(func() error {
+		_, err := w.settleFn.Call(qjs.UndefinedValue, f.ID, f.OK, text)
+		return err
+	})
+}
+
+// fireTimers runs the timers that are due.
+func (w *worker) fireTimers() {
 	now := time.Now()
 	for w.timers.Len() > 0 && !w.timers[0].at.After(now) && !w.stopped {
 		t := heap.Pop(&w.timers).(timerEntry)
@@ -398,7 +471,6 @@ func (w *worker) wait() bool {
 			return err
 		})
 	}
-	return true
 }
 
 // hostLog is console output: one log entry, charged to the worker's copy of the ledger.
@@ -663,4 +735,57 @@ func (fw *frameWriter) flushLocked() {
 		fw.err = fw.w.Flush()
 		fw.dirty = false
 	}
+}
+
+// decodeReply decodes a host frame that is a reply. The value of a successful reply does
+// not alias line.
+func decodeReply(line []byte) (hostFrame, bool) {
+	if f, ok := scanReply(line); ok {
+		return f, true
+	}
+	var f hostFrame
+	if json.Unmarshal(line, &f) != nil || f.Type != "reply" {
+		return hostFrame{}, false
+	}
+	return f, true
+}
+
+// The successful reply as the host writes it (session.invoke): the fields in this order,
+// no white space, the value last.
+const (
+	replyHead  = `{"type":"reply","id":`
+	replyValue = `,"ok":true,"value":`
+)
+
+// scanReply decodes the successful reply exactly as the host writes it, without the
+// reflection of a generic decoder: this is the frame of every binding call. It reports
+// false for anything else (a failure reply, other field orders or spacing), which
+// decodeReply then decodes generically; where it reports true, the generic decoder
+// decodes the same frame (the fuzz target FuzzScanReply checks that).
+func scanReply(line []byte) (hostFrame, bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(replyHead))
+	if !ok {
+		return hostFrame{}, false
+	}
+	// The id: a non-negative decimal integer without leading zeros, as strconv writes it.
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	if n == 0 || n > 15 || n > 1 && rest[0] == '0' {
+		return hostFrame{}, false
+	}
+	id, err := strconv.ParseInt(string(rest[:n]), 10, 64)
+	if err != nil {
+		return hostFrame{}, false
+	}
+	value, ok := bytes.CutPrefix(rest[n:], []byte(replyValue))
+	if !ok || len(value) < 2 || value[len(value)-1] != '}' {
+		return hostFrame{}, false
+	}
+	value = value[:len(value)-1]
+	if !jsontext.Value(value).IsValid() {
+		return hostFrame{}, false
+	}
+	return hostFrame{Type: "reply", ID: id, OK: true, Value: jsontext.Value(bytes.Clone(value))}, true
 }

@@ -104,8 +104,31 @@
   // non-enumerable own keys, and cycles (shared references are fine). Each property is
   // read exactly once; a throwing getter throws out of encode. The walk is iterative.
   function encode(root) {
+    // A primitive needs none of the walk's bookkeeping.
+    switch (typeof root) {
+      case 'string': return JSONStringify(root);
+      case 'boolean': return root ? 'true' : 'false';
+      case 'number': return NumberIsFinite(root) && !ObjectIs(root, -0) ? JSONStringify(root) : undefined;
+      case 'object': if (root === null) return 'null'; break;
+      default: return undefined;
+    }
     const out = newList();
-    const active = new SetCtor();
+    // active holds the containers being walked (a cycle returns to one of them). The
+    // stack holds the same containers, so while it is shallow a scan of it is cheaper
+    // than making a Set; the Set is made when the walk goes deeper.
+    let active = null;
+    function isActive(v) {
+      if (active !== null) return call(SetHas, active, v);
+      for (let i = 0; i < stack.length; i++) if (stack[i][1] === v) return true;
+      return false;
+    }
+    function enter(v) {
+      if (active === null && stack.length >= 8) {
+        active = new SetCtor();
+        for (let i = 0; i < stack.length; i++) call(SetAdd, active, stack[i][1]);
+      }
+      if (active !== null) call(SetAdd, active, v);
+    }
     // Frames: [kind, source, keys, index]; kind 0 = array, 1 = object, 2 = leave marker.
     const stack = newList();
     // visit appends a scalar or opens a container; it returns false when not lossless.
@@ -121,14 +144,14 @@
         case 'object': break;
         default: return false;
       }
-      if (call(SetHas, active, v)) return false;
+      if (isActive(v)) return false;
       const keys = ReflectOwnKeys(v);
       if (ArrayIsArray(v)) {
         if (ObjectGetPrototypeOf(v) !== ArrayPrototype) return false;
         const n = v.length;
         if (keys.length !== n + 1) return false;
         for (let i = 0; i < n; i++) if (!ObjectHasOwn(v, i)) return false;
-        call(SetAdd, active, v);
+        enter(v);
         push(out, '[');
         push(stack, [0, v, null, 0]);
         return true;
@@ -139,7 +162,7 @@
         const k = keys[i];
         if (typeof k !== 'string' || !call(PropertyIsEnumerable, v, k)) return false;
       }
-      call(SetAdd, active, v);
+      enter(v);
       push(out, '{');
       push(stack, [1, v, keys, 0]);
       return true;
@@ -152,7 +175,7 @@
       const i = f[3];
       if (i === n) {
         pop(stack);
-        call(SetDelete, active, source);
+        if (active !== null) call(SetDelete, active, source);
         push(out, f[0] === 0 ? ']' : '}');
         continue;
       }
