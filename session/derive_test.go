@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"testing"
+	"unsafe"
 
 	"github.com/dsh-go/dsh/content"
 	"github.com/dsh-go/dsh/jsonv"
@@ -404,4 +405,32 @@ func FuzzDeriveMessages(f *testing.F) {
 		}
 		checkDerivesLikeReference(t, evs)
 	})
+}
+
+// TestParsedEventInternsTypes checks that a parsed event's type and surfaceOp are the
+// package's constants rather than copies, for every type dsh writes, and that other types
+// and values come through unchanged.
+func TestParsedEventInternsTypes(t *testing.T) {
+	for _, typ := range []string{TypeTurnStart, TypeTurnEnd, TypeStepStart, TypeStepEnd, TypeUserMessage,
+		TypeAssistantChunk, TypeAssistantMessage, TypeToolCall, TypeToolResult, TypeCodeDispatchStart,
+		TypeCodeDispatch, TypeApprovalAsked, TypeApprovalDecided, TypeTodoWrite, TypeRequestHeader,
+		TypeRequestContext, TypeEndSeed} {
+		e, err := parseEventLine([]byte(`{"type":"` + typ + `","seq":0,"time":0,"data":{},"surfaceOp":"append"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Type != typ || unsafe.StringData(e.Type) != unsafe.StringData(typ) {
+			t.Errorf("type %q: parsed as a copy", typ)
+		}
+		if unsafe.StringData(e.SurfaceOp) != unsafe.StringData(SurfaceAppend) {
+			t.Errorf("type %q: surfaceOp parsed as a copy", typ)
+		}
+	}
+	e, err := parseEventLine([]byte(`{"type":"x/new","seq":0,"time":0,"data":{},"surfaceOp":"replace","ignorable":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Type != "x/new" || e.SurfaceOp != "replace" {
+		t.Errorf("parsed %q, %q; want x/new, replace", e.Type, e.SurfaceOp)
+	}
 }
