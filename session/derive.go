@@ -11,8 +11,9 @@ import (
 // user/message, assistant/message and tool/result events on the surface (SurfaceOp
 // "append"), in log order. Every other event — tool/call, tool/code-dispatch-start,
 // tool/code-dispatch, boundaries, audits — is ignored, and so is an assistant/message with
-// no content (it only carries usage). The messages are fresh copies: their slices and
-// sources belong to the caller (strings, being immutable, are shared with the log).
+// no content (it only carries usage). The messages are fresh copies: their slices, sources
+// and images belong to the caller; strings and the members of blocks of unknown types are
+// shared with the log, which never changes them.
 //
 // A malformed payload on the surface fails the derivation with an error naming the event's
 // seq, exactly as the event's Decode function reports it.
@@ -94,6 +95,9 @@ func decodeSurface(e *Event) (content.Message, error) {
 // messages are carved out of shared chunks and the sources out of one slab, instead of
 // one to four small allocations per event, and a tool result's wire message is read in
 // place rather than decoded into a message that is then thrown away.
+//
+// The messages' content slices share chunks, so one message kept after the others are
+// dropped keeps its whole chunk alive: the price of not allocating per message.
 //
 // Its methods accept exactly what the payload decoders accept, with the same result; on
 // anything else they report false and DeriveMessages asks the decoder, which either
