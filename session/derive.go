@@ -4,79 +4,349 @@ import (
 	"fmt"
 
 	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/jsonv"
 )
 
-// DeriveMessages rebuilds the model history from a log (docs/behaviour.md §9.1): the messages of the
+// DeriveMessages rebuilds the model history from a log: the messages of the
 // user/message, assistant/message and tool/result events on the surface (SurfaceOp
 // "append"), in log order. Every other event — tool/call, tool/code-dispatch-start,
 // tool/code-dispatch, boundaries, audits — is ignored, and so is an assistant/message with
-// no content (it only carries usage). The messages are fresh copies.
+// no content (it only carries usage). The messages are fresh copies: their slices, sources
+// and images belong to the caller; strings and the members of blocks of unknown types are
+// shared with the log, which never changes them.
+//
+// A malformed payload on the surface fails the derivation with an error naming the event's
+// seq, exactly as the event's Decode function reports it.
 func DeriveMessages(events []Event) ([]content.Message, error) {
-	// One counting pass sizes the result and the blocks and sources of the tool results
-	// exactly, so the derivation allocates them once instead of growing a slice of
-	// messages (which copied and rescanned the whole history at every doubling) and
-	// allocating two small objects per tool result.
-	var surface, results int
+	// The counting pass reads only the events' own fields (a sequential scan of the slice),
+	// never their payloads, so that sizing the result costs no pointer chasing.
+	surface := 0
 	for i := range events {
-		e := &events[i]
-		if e.SurfaceOp != SurfaceAppend {
-			continue
-		}
-		switch e.Type {
-		case TypeUserMessage, TypeAssistantMessage:
+		if onSurface(&events[i]) {
 			surface++
-		case TypeToolResult:
-			surface++
-			results++
 		}
 	}
 	if surface == 0 {
 		return nil, nil
 	}
+	d := newDeriver(surface)
 	out := make([]content.Message, 0, surface)
-	sources := make([]content.Source, results)
-	blocks := make([]content.Block, results)
-	r := 0
 	for i := range events {
 		e := &events[i]
-		if e.SurfaceOp != SurfaceAppend {
+		if !onSurface(e) {
 			continue
 		}
-		switch e.Type {
-		case TypeUserMessage:
-			p, err := DecodeUserMessage(*e)
-			if err != nil {
+		m, ok := d.message(e)
+		if !ok {
+			// The direct decoding met something other than a well-formed payload: the
+			// event's own decoder decides, and names what is wrong.
+			var err error
+			if m, err = decodeSurface(e); err != nil {
 				return nil, fmt.Errorf("session: derive messages: seq %d: %w", e.Seq, err)
 			}
-			out = append(out, p.Message)
-		case TypeAssistantMessage:
-			p, err := DecodeAssistantMessage(*e)
-			if err != nil {
-				return nil, fmt.Errorf("session: derive messages: seq %d: %w", e.Seq, err)
-			}
-			if len(p.Message.Content) > 0 {
-				out = append(out, p.Message)
-			}
-		case TypeToolResult:
-			p, err := DecodeToolResult(*e)
-			if err != nil {
-				return nil, fmt.Errorf("session: derive messages: seq %d: %w", e.Seq, err)
-			}
-			sources[r] = content.Source{Kind: "tool", CallID: p.CallID}
-			blocks[r] = content.ToolResult(p.CallID, p.Content, p.IsError)
-			out = append(out, content.Message{
-				ID:     p.MessageID,
-				Role:   content.RoleUser,
-				Source: &sources[r],
-				// A full slice expression: appending to one message's content never
-				// writes into the next message's block.
-				Content: blocks[r : r+1 : r+1],
-			})
-			r++
 		}
+		if e.Type == TypeAssistantMessage && len(m.Content) == 0 {
+			continue // usage only
+		}
+		out = append(out, m)
 	}
 	if len(out) == 0 {
 		return nil, nil
 	}
 	return out, nil
+}
+
+// onSurface reports whether e contributes a message to the model history.
+func onSurface(e *Event) bool {
+	if e.SurfaceOp != SurfaceAppend {
+		return false
+	}
+	switch e.Type {
+	case TypeUserMessage, TypeAssistantMessage, TypeToolResult:
+		return true
+	}
+	return false
+}
+
+// decodeSurface derives the message of one surface event with the event's general decoder.
+func decodeSurface(e *Event) (content.Message, error) {
+	switch e.Type {
+	case TypeUserMessage:
+		p, err := DecodeUserMessage(*e)
+		return p.Message, err
+	case TypeAssistantMessage:
+		p, err := DecodeAssistantMessage(*e)
+		return p.Message, err
+	default:
+		p, err := DecodeToolResult(*e)
+		if err != nil {
+			return content.Message{}, err
+		}
+		return content.Message{
+			ID:      p.MessageID,
+			Role:    content.RoleUser,
+			Source:  &content.Source{Kind: "tool", CallID: p.CallID},
+			Content: []content.Block{content.ToolResult(p.CallID, p.Content, p.IsError)},
+		}, nil
+	}
+}
+
+// deriver decodes surface payloads straight into the derived messages: the blocks of all
+// messages are carved out of shared chunks and the sources out of one slab, instead of
+// one to four small allocations per event, and a tool result's wire message is read in
+// place rather than decoded into a message that is then thrown away.
+//
+// The messages' content slices share chunks, so one message kept after the others are
+// dropped keeps its whole chunk alive: the price of not allocating per message.
+//
+// Its methods accept exactly what the payload decoders accept, with the same result; on
+// anything else they report false and DeriveMessages asks the decoder, which either
+// reports the error or (should the two ever disagree) derives the message itself.
+type deriver struct {
+	blocks  []content.Block  // the current chunk; its free part is blocks[len:cap]
+	sources []content.Source // one slot per surface event at most, never reallocated
+}
+
+// minBlockChunk is the smallest block chunk, so that a history of short messages does
+// not allocate tiny chunks.
+const minBlockChunk = 64
+
+func newDeriver(surface int) *deriver {
+	// Two blocks a message is a fair first guess (a text, or a call and its arguments'
+	// reply); chunks grow geometrically past it, so a guess too small costs a few more
+	// allocations, never one per message.
+	return &deriver{
+		blocks:  make([]content.Block, 0, max(2*surface, minBlockChunk)),
+		sources: make([]content.Source, 0, surface),
+	}
+}
+
+// take returns n zeroed blocks of the current chunk, starting a new one when it is full.
+// The full slice expression makes the result's capacity its length, so appending to one
+// message's content reallocates instead of writing into the next message's blocks. It
+// never returns nil, as content.ListFromValue never does.
+func (d *deriver) take(n int) []content.Block {
+	if n > cap(d.blocks)-len(d.blocks) {
+		d.blocks = make([]content.Block, 0, max(n, 2*cap(d.blocks), minBlockChunk))
+	}
+	start := len(d.blocks)
+	d.blocks = d.blocks[:start+n]
+	return d.blocks[start : start+n : start+n]
+}
+
+// source stores s in the sources slab and returns its address.
+func (d *deriver) source(s content.Source) *content.Source {
+	d.sources = append(d.sources, s)
+	return &d.sources[len(d.sources)-1]
+}
+
+// message derives e's message, reporting false when the payload is not well formed.
+func (d *deriver) message(e *Event) (content.Message, bool) {
+	if e.Type == TypeUserMessage {
+		return d.wireMessage(e.Data, content.RoleUser)
+	}
+	o, ok := e.Data.(*jsonv.Object)
+	if !ok || o == nil || !turnStepValid(o) {
+		return content.Message{}, false
+	}
+	mv, _ := o.Get("message")
+	if e.Type == TypeAssistantMessage {
+		if v, ok := o.Get("interrupted"); ok && v != true {
+			return content.Message{}, false
+		}
+		return d.wireMessage(mv, content.RoleAssistant)
+	}
+	if ev, ok := o.Get("error"); ok && !errorInfoValid(ev) {
+		return content.Message{}, false
+	}
+	return d.toolResult(mv)
+}
+
+// turnStepValid reports whether o has the non-negative integer members turn and step.
+func turnStepValid(o *jsonv.Object) bool {
+	for _, name := range [...]string{"turn", "step"} {
+		v, _ := o.Get(name)
+		if n, ok := safeInt(v); !ok || n < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// errorInfoValid reports whether v is a tool result's {name, code} error identity.
+func errorInfoValid(v any) bool {
+	o, ok := v.(*jsonv.Object)
+	if !ok || o == nil {
+		return false
+	}
+	_, nameOK := stringValue(o, "name")
+	_, codeOK := stringValue(o, "code")
+	return nameOK && codeOK
+}
+
+// wireMessage derives a message {id, role, source?, content} with the given role, as
+// messageFromValue decodes it.
+func (d *deriver) wireMessage(v any, role content.Role) (content.Message, bool) {
+	o, ok := v.(*jsonv.Object)
+	if !ok || o == nil {
+		return content.Message{}, false
+	}
+	id, ok := stringValue(o, "id")
+	if !ok || id == "" {
+		return content.Message{}, false
+	}
+	if r, ok := stringValue(o, "role"); !ok || content.Role(r) != role {
+		return content.Message{}, false
+	}
+	m := content.Message{ID: id, Role: role}
+	if sv, ok := o.Get("source"); ok {
+		s, ok := sourceFrom(sv)
+		if !ok {
+			return content.Message{}, false
+		}
+		m.Source = d.source(s)
+	}
+	cv, ok := o.Get("content")
+	if !ok {
+		return content.Message{}, false
+	}
+	if m.Content, ok = d.list(cv); !ok {
+		return content.Message{}, false
+	}
+	return m, true
+}
+
+// sourceFrom reads a message source {kind, plugin?, form?, summary?, callId?}.
+func sourceFrom(v any) (content.Source, bool) {
+	o, ok := v.(*jsonv.Object)
+	if !ok || o == nil {
+		return content.Source{}, false
+	}
+	var s content.Source
+	if s.Kind, ok = stringValue(o, "kind"); !ok || s.Kind == "" {
+		return content.Source{}, false
+	}
+	for _, f := range [...]struct {
+		name string
+		dst  *string
+	}{{"plugin", &s.Plugin}, {"form", &s.Form}, {"summary", &s.Summary}, {"callId", &s.CallID}} {
+		if v, ok := o.Get(f.name); ok {
+			if *f.dst, ok = v.(string); !ok {
+				return content.Source{}, false
+			}
+		}
+	}
+	return s, true
+}
+
+// toolResult derives the message of a tool/result from its wire message: a user-role
+// message from a tool source holding exactly one tool-result block for the same call.
+// The derived message keeps only the source's kind and call id, as DecodeToolResult does.
+func (d *deriver) toolResult(v any) (content.Message, bool) {
+	o, ok := v.(*jsonv.Object)
+	if !ok || o == nil {
+		return content.Message{}, false
+	}
+	id, ok := stringValue(o, "id")
+	if !ok || id == "" {
+		return content.Message{}, false
+	}
+	if r, ok := stringValue(o, "role"); !ok || content.Role(r) != content.RoleUser {
+		return content.Message{}, false
+	}
+	sv, _ := o.Get("source")
+	s, ok := sourceFrom(sv)
+	if !ok || s.Kind != "tool" || s.CallID == "" {
+		return content.Message{}, false
+	}
+	cv, _ := o.Get("content")
+	arr, ok := cv.([]any)
+	if !ok || len(arr) != 1 {
+		return content.Message{}, false
+	}
+	blocks := d.take(1)
+	if !d.block(arr[0], &blocks[0]) {
+		return content.Message{}, false
+	}
+	if b := &blocks[0]; b.Type != content.TypeToolResult || b.ToolCallID != s.CallID {
+		return content.Message{}, false
+	}
+	return content.Message{
+		ID:      id,
+		Role:    content.RoleUser,
+		Source:  d.source(content.Source{Kind: "tool", CallID: s.CallID}),
+		Content: blocks,
+	}, true
+}
+
+// list derives a block list, as content.ListFromValue decodes it.
+func (d *deriver) list(v any) ([]content.Block, bool) {
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	blocks := d.take(len(arr))
+	for i, x := range arr {
+		if !d.block(x, &blocks[i]) {
+			return nil, false
+		}
+	}
+	return blocks, true
+}
+
+// block derives one block into dst, as content.FromValue decodes it: the common types
+// directly, the rest (images, blocks of unknown types) through content.FromValue.
+func (d *deriver) block(v any, dst *content.Block) bool {
+	o, ok := v.(*jsonv.Object)
+	if !ok || o == nil {
+		return false
+	}
+	typ, ok := stringValue(o, "type")
+	if !ok {
+		return false
+	}
+	switch typ {
+	case content.TypeText, content.TypeReasoning:
+		text, ok := stringValue(o, "text")
+		*dst = content.Block{Type: typ, Text: text}
+		return ok
+	case content.TypeToolCall:
+		id, idOK := stringValue(o, "id")
+		name, nameOK := stringValue(o, "name")
+		args, argsOK := stringValue(o, "arguments")
+		*dst = content.Block{Type: typ, ID: id, Name: name, Arguments: args}
+		return idOK && nameOK && argsOK
+	case content.TypeToolResult:
+		callID, ok := stringValue(o, "toolCallId")
+		if !ok {
+			return false
+		}
+		cv, ok := o.Get("content")
+		if !ok {
+			return false
+		}
+		inner, ok := d.list(cv)
+		if !ok {
+			return false
+		}
+		var isError bool
+		if ev, ok := o.Get("isError"); ok {
+			if isError, ok = ev.(bool); !ok {
+				return false
+			}
+		}
+		*dst = content.Block{Type: typ, ToolCallID: callID, Content: inner, IsError: isError}
+		return true
+	default:
+		b, err := content.FromValue(o)
+		*dst = b
+		return err == nil
+	}
+}
+
+// stringValue returns the string member name of o and whether it is present and a string.
+func stringValue(o *jsonv.Object, name string) (string, bool) {
+	v, _ := o.Get(name)
+	s, ok := v.(string)
+	return s, ok
 }

@@ -1,10 +1,14 @@
 package session
 
 import (
+	"bytes"
+	"fmt"
 	"strconv"
 	"testing"
+	"unsafe"
 
 	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/jsonv"
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 )
@@ -179,4 +183,254 @@ func TestDeriveMessagesMatchesReference(t *testing.T) {
 			rt.Fatalf("appending to message 0 changed later messages:\n%s", after)
 		}
 	})
+}
+
+// surfaceSamples returns one well-formed event of each surface type, with every kind of
+// block the derivation decodes directly or hands to content.FromValue.
+func surfaceSamples() []Event {
+	img := content.Block{Type: content.TypeImage, Image: &content.ImageRef{AttachmentID: "att", MediaType: "image/png", Bytes: 3, Width: 1, Height: 1, Name: "p.png"}}
+	custom := content.Block{Type: "x-custom", Extra: jsonv.NewObject(jsonv.Member{Name: "n", Value: 1.0})}
+	nested := content.ToolResult("inner", []content.Block{content.Text("t"), img}, true)
+	return []Event{
+		UserMessage{Message: content.Message{ID: "u", Source: &content.Source{Kind: "plugin", Plugin: "p", Form: "notice", Summary: "s"}, Content: []content.Block{content.Text("hi"), img, custom}}}.Event(),
+		AssistantMessage{Turn: 1, Step: 2, Interrupted: true, Usage: map[string]any{"output": 3}, Message: content.Message{ID: "a", Source: &content.Source{Kind: "model"}, Content: []content.Block{
+			content.Reasoning("think"), content.Text("say"), content.ToolCall("c1", "read", `{"path":"a"}`), nested}}}.Event(),
+		AssistantMessage{Message: content.Message{ID: "empty"}, Usage: map[string]any{"output": 0}}.Event(),
+		ToolResult{Turn: 1, Step: 2, MessageID: "r", CallID: "c1", Content: []content.Block{content.Text("out"), img, nested}, IsError: true,
+			Error: &ErrorInfo{Name: "E", Code: "C"}, Meta: map[string]any{"k": "v"}}.Event(),
+		ToolResult{MessageID: "r2", CallID: "c2", Content: []content.Block{}}.Event(),
+	}
+}
+
+// damagePalette holds the values a damage writes over a member or an element.
+var damagePalette = []any{nil, true, false, 0.0, 1.5, -1.0, "", "x", "tool", "text", "user",
+	"tool-result", &jsonv.Object{}, []any{}, (*jsonv.Object)(nil)}
+
+// damageSlot is a place in a JSON tree: a member of an object or an element of an array.
+type damageSlot struct {
+	obj  *jsonv.Object
+	name string
+	arr  []any
+	i    int
+}
+
+// damageSlots lists every member and element of the tree v, depth first.
+func damageSlots(v any) []damageSlot {
+	var slots []damageSlot
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case *jsonv.Object:
+			for _, m := range x.Members() {
+				slots = append(slots, damageSlot{obj: x, name: m.Name})
+				walk(m.Value)
+			}
+		case []any:
+			for i, e := range x {
+				slots = append(slots, damageSlot{arr: x, i: i})
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return slots
+}
+
+// damage changes the tree at s in place: op 0 deletes a member, op 1 renames it, and
+// op 2+k overwrites the member or element with damagePalette[k].
+func damage(s damageSlot, op int) {
+	switch {
+	case s.obj != nil && op == 0:
+		s.obj.Delete(s.name)
+	case s.obj != nil && op == 1:
+		v, _ := s.obj.Get(s.name)
+		s.obj.Delete(s.name)
+		s.obj.Set(s.name+"_", v)
+	case s.obj != nil:
+		s.obj.Set(s.name, damagePalette[op-2])
+	case op >= 2:
+		s.arr[s.i] = damagePalette[op-2]
+	}
+}
+
+// checkDerivesLikeReference fails unless DeriveMessages fails exactly when the reference
+// does, with the decoder's error prefixed by the seq of the first bad event, and otherwise
+// yields the reference's messages.
+func checkDerivesLikeReference(t interface{ Fatalf(string, ...any) }, evs []Event) {
+	want, refErr := deriveReference(evs)
+	got, err := DeriveMessages(evs)
+	if refErr != nil {
+		seq := int64(-1)
+		for i := range evs {
+			if _, err := deriveReference(evs[i : i+1]); err != nil {
+				seq = evs[i].Seq
+				break
+			}
+		}
+		if w := fmt.Sprintf("session: derive messages: seq %d: %v", seq, refErr); err == nil || err.Error() != w {
+			t.Fatalf("DeriveMessages error = %v, want %s", err, w)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("DeriveMessages failed where the reference derives: %v", err)
+	}
+	if len(want) == 0 {
+		want = nil // DeriveMessages returns nil for an empty history
+	}
+	if diff := cmp.Diff(want, got, equalObjects); diff != "" {
+		t.Fatalf("DeriveMessages differs from the reference (-want +got):\n%s", diff)
+	}
+}
+
+// TestDeriveMessagesEveryDamage damages each member and element of each sample payload in
+// each way, one at a time, and checks DeriveMessages against the reference.
+func TestDeriveMessagesEveryDamage(t *testing.T) {
+	for si, sample := range surfaceSamples() {
+		for slot := range len(damageSlots(sample.Data)) {
+			for op := range 2 + len(damagePalette) {
+				e := sample
+				e.Seq = 3
+				e.Data = jsonv.Clone(sample.Data)
+				damage(damageSlots(e.Data)[slot], op)
+				ok := UserMessage{Message: content.Message{ID: "first", Content: content.Texts("fine")}}.Event()
+				ok.Seq = 2
+				t.Run(fmt.Sprintf("%d/%s/%d/%d", si, e.Type, slot, op), func(t *testing.T) {
+					checkDerivesLikeReference(t, []Event{ok, e})
+				})
+			}
+		}
+	}
+}
+
+// TestDeriveMessagesMalformed checks, on random logs of surface events whose payloads may
+// be damaged anywhere, several times (as a hand-built slice may hold them; a Log refuses
+// them), that DeriveMessages behaves as the reference.
+func TestDeriveMessagesMalformed(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		samples := surfaceSamples()
+		n := rapid.IntRange(1, 8).Draw(rt, "n")
+		evs := make([]Event, n)
+		for i := range evs {
+			e := samples[rapid.IntRange(0, len(samples)-1).Draw(rt, "sample")]
+			e.Data = jsonv.Clone(e.Data)
+			e.Seq = int64(i)
+			for range rapid.IntRange(0, 3).Draw(rt, "damages") {
+				slots := damageSlots(e.Data)
+				if len(slots) == 0 {
+					break
+				}
+				// Drawn from either end: rapid favours small numbers.
+				k := rapid.IntRange(0, len(slots)-1).Draw(rt, "slot")
+				if rapid.Bool().Draw(rt, "fromEnd") {
+					k = len(slots) - 1 - k
+				}
+				damage(slots[k], rapid.IntRange(0, 1+len(damagePalette)).Draw(rt, "op"))
+			}
+			evs[i] = e
+		}
+		checkDerivesLikeReference(rt, evs)
+	})
+}
+
+// equalObjects compares the Extra members of blocks of unknown types as JSON values.
+var equalObjects = cmp.Comparer(func(a, b *jsonv.Object) bool { return jsonv.Equal(a, b) })
+
+// TestDeriveMessagesErrors pins the message of each kind of malformed surface payload.
+func TestDeriveMessagesErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		e    Event
+		want string
+	}{
+		{"data not an object", Event{Type: TypeToolResult, Data: "x"},
+			`session: derive messages: seq 7: session event "tool/result": data must be an object, got string`},
+		{"user without content", Event{Type: TypeUserMessage, Data: jsonv.NewObject(
+			jsonv.Member{Name: "id", Value: "u"}, jsonv.Member{Name: "role", Value: "user"})},
+			`session: derive messages: seq 7: session event "user/message": message has no "content"`},
+		{"assistant with a bad step", Event{Type: TypeAssistantMessage, Data: jsonv.NewObject(
+			jsonv.Member{Name: "turn", Value: 0.0}, jsonv.Member{Name: "step", Value: -1.0})},
+			`session: derive messages: seq 7: session event "assistant/message": "step" must be a non-negative integer`},
+		{"tool result for another call", func() Event {
+			e := ToolResult{MessageID: "r", CallID: "c1", Content: content.Texts("x")}.Event()
+			o := jsonv.Clone(e.Data).(*jsonv.Object)
+			m, _ := o.Get("message")
+			src, _ := m.(*jsonv.Object).Get("source")
+			src.(*jsonv.Object).Set("callId", "c2")
+			e.Data = o
+			return e
+		}(), `session: derive messages: seq 7: session event "tool/result": message has mismatched tool call ids`},
+		{"block without text", Event{Type: TypeUserMessage, Data: jsonv.NewObject(
+			jsonv.Member{Name: "id", Value: "u"}, jsonv.Member{Name: "role", Value: "user"},
+			jsonv.Member{Name: "content", Value: []any{jsonv.NewObject(jsonv.Member{Name: "type", Value: "text"})}})},
+			`session: derive messages: seq 7: session event "user/message": message has invalid content: content[0]: text block: "text" must be a string`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.e.Seq, tc.e.SurfaceOp = 7, SurfaceAppend
+			ok := UserMessage{Message: content.Message{ID: "first", Content: content.Texts("fine")}}.Event()
+			_, err := DeriveMessages([]Event{ok, tc.e})
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("DeriveMessages error = %v\nwant %s", err, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzDeriveMessages derives the history of logs read from arbitrary event lines (parsed
+// as a loaded log parses them, but without the payload checks a Log applies, as a
+// hand-built slice may skip them) and checks DeriveMessages against the reference.
+func FuzzDeriveMessages(f *testing.F) {
+	var all []byte
+	for i, e := range surfaceSamples() {
+		e, err := Stamp(e, int64(i), 0)
+		if err != nil {
+			f.Fatal(err)
+		}
+		line, err := EncodeEvent(e)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(line)
+		all = append(append(all, line...), '\n')
+	}
+	f.Add(all)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var evs []Event
+		for line := range bytes.Lines(data) {
+			e, err := parseEventLine(bytes.TrimSuffix(line, []byte("\n")))
+			if err != nil {
+				continue
+			}
+			evs = append(evs, e)
+		}
+		checkDerivesLikeReference(t, evs)
+	})
+}
+
+// TestParsedEventInternsTypes checks that a parsed event's type and surfaceOp are the
+// package's constants rather than copies, for every type dsh writes, and that other types
+// and values come through unchanged.
+func TestParsedEventInternsTypes(t *testing.T) {
+	for _, typ := range []string{TypeTurnStart, TypeTurnEnd, TypeStepStart, TypeStepEnd, TypeUserMessage,
+		TypeAssistantChunk, TypeAssistantMessage, TypeToolCall, TypeToolResult, TypeCodeDispatchStart,
+		TypeCodeDispatch, TypeApprovalAsked, TypeApprovalDecided, TypeTodoWrite, TypeRequestHeader,
+		TypeRequestContext, TypeEndSeed} {
+		e, err := parseEventLine([]byte(`{"type":"` + typ + `","seq":0,"time":0,"data":{},"surfaceOp":"append"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Type != typ || unsafe.StringData(e.Type) != unsafe.StringData(typ) {
+			t.Errorf("type %q: parsed as a copy", typ)
+		}
+		if unsafe.StringData(e.SurfaceOp) != unsafe.StringData(SurfaceAppend) {
+			t.Errorf("type %q: surfaceOp parsed as a copy", typ)
+		}
+	}
+	e, err := parseEventLine([]byte(`{"type":"x/new","seq":0,"time":0,"data":{},"surfaceOp":"replace","ignorable":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Type != "x/new" || e.SurfaceOp != "replace" {
+		t.Errorf("parsed %q, %q; want x/new, replace", e.Type, e.SurfaceOp)
+	}
 }

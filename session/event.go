@@ -87,6 +87,49 @@ func KnownType(t string) bool {
 	return false
 }
 
+// internType returns the package's constant for one of dsh's own event types and t itself
+// otherwise. A loaded log then holds no copy of its type names per event, and comparing an
+// event's type with a constant finds the same bytes (the common case costs no memory read).
+func internType(t string) string {
+	switch t {
+	case TypeTurnStart:
+		return TypeTurnStart
+	case TypeTurnEnd:
+		return TypeTurnEnd
+	case TypeStepStart:
+		return TypeStepStart
+	case TypeStepEnd:
+		return TypeStepEnd
+	case TypeUserMessage:
+		return TypeUserMessage
+	case TypeAssistantChunk:
+		return TypeAssistantChunk
+	case TypeAssistantMessage:
+		return TypeAssistantMessage
+	case TypeToolCall:
+		return TypeToolCall
+	case TypeToolResult:
+		return TypeToolResult
+	case TypeCodeDispatchStart:
+		return TypeCodeDispatchStart
+	case TypeCodeDispatch:
+		return TypeCodeDispatch
+	case TypeApprovalAsked:
+		return TypeApprovalAsked
+	case TypeApprovalDecided:
+		return TypeApprovalDecided
+	case TypeTodoWrite:
+		return TypeTodoWrite
+	case TypeRequestHeader:
+		return TypeRequestHeader
+	case TypeRequestContext:
+		return TypeRequestContext
+	case TypeEndSeed:
+		return TypeEndSeed
+	}
+	return t
+}
+
 // surfaceEligible reports whether events of type t produce model messages and may carry
 // surface metadata.
 func surfaceEligible(t string) bool {
@@ -254,7 +297,7 @@ func eventFromValue(v any) (Event, error) {
 			if !ok || s == "" {
 				return Event{}, errors.New(`invalid event envelope: "type" must be a non-empty string`)
 			}
-			e.Type, hasType = s, true
+			e.Type, hasType = internType(s), true
 		case "seq":
 			n, ok := safeInt(m.Value)
 			if !ok || n < 0 {
@@ -289,6 +332,9 @@ func eventFromValue(v any) (Event, error) {
 					return Event{}, errors.New(`unsupported event envelope: surface replacement ("surfaceOp" object) is not supported by dsh`)
 				}
 				return Event{}, errors.New(`invalid event envelope: "surfaceOp" must be "append"`)
+			}
+			if s == SurfaceAppend {
+				s = SurfaceAppend // the constant, not a copy per event
 			}
 			e.SurfaceOp = s
 		case "ignorable":
