@@ -235,7 +235,7 @@ func (r *Runner) RunCode(ctx context.Context, call *tool.Call, code string) (any
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
-	lane := r.newLane(ctx, runCtx, call)
+	lane := r.newLane(ctx, runCtx, cancel, call)
 	defer func() {
 		// Settlement, whatever the outcome (a panicking runtime included): abort the
 		// sub-calls still in flight, abandon the queued ones and wait for every commit and
