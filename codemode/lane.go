@@ -326,6 +326,9 @@ func (l *lane) runSolo(ctx context.Context, sub *subCall) (answered bool) {
 			sub.done = make(chan outcome, 1)
 			l.mu.Unlock()
 			l.signal()
+			if h := l.r.hooks.handedOver; h != nil {
+				h(sub.id)
+			}
 			return false
 		}
 		l.stepping = true

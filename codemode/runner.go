@@ -181,6 +181,9 @@ type hooks struct {
 	// idle: the lane driver is about to wait for a change, leaving pending (submitted, not
 	// started) and settled (awaiting an earlier call's commit) calls, by sub-call id.
 	idle func(pending, settled []string)
+	// handedOver: a solo call settled while the driver was taking a step and left its
+	// commit to the driver.
+	handedOver func(id string)
 }
 
 var _ tool.CodeRunner = (*Runner)(nil)
