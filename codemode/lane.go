@@ -324,6 +324,10 @@ func (l *lane) runSolo(ctx context.Context, sub *subCall) (answered bool) {
 		if l.stepping || l.commits[0] != sub {
 			// The driver is taking a step: it commits the call once it is done.
 			sub.done = make(chan outcome, 1)
+			if !l.driving { // the driver holds the role, so it runs: never taken
+				l.driving = true
+				go l.drive()
+			}
 			l.mu.Unlock()
 			l.signal()
 			if h := l.r.hooks.handedOver; h != nil {
