@@ -7,6 +7,7 @@ import (
 
 	"github.com/dsh-go/dsh/codemode"
 	"github.com/dsh-go/dsh/coderuntime"
+	"github.com/dsh-go/dsh/internal/cputime"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -29,6 +30,7 @@ func BenchmarkBindingSequential(b *testing.B) {
 	})
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer cputime.PerOp(b, "cpu-ns/call", calls)()
 	for b.Loop() {
 		e.log.reset()
 		if res := e.run(context.Background(), e.agent, "p"); res.IsError {

@@ -21,3 +21,8 @@ func SetParkedHook(r *Runner, fn func(seq uint64)) { r.hooks.parked = fn }
 // earlier call's commit), so that a test can tell a call the lane declined to start from
 // one it has not looked at yet.
 func SetIdleHook(r *Runner, fn func(pending, settled []string)) { r.hooks.idle = fn }
+
+// SetHandedOverHook makes r call fn with the sub-call id of every solo call (one submitted
+// to a quiescent lane and carried through it by its own binding call) that settled while
+// the lane's driver was taking a step, and so left its commit to the driver.
+func SetHandedOverHook(r *Runner, fn func(id string)) { r.hooks.handedOver = fn }

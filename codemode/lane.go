@@ -15,10 +15,19 @@ import (
 	"github.com/dsh-go/dsh/tool"
 )
 
-// lane is the per-run sub-dispatch scheduler of docs/behaviour.md §10.6: one driver goroutine that starts
-// sub-calls strictly in submission order (their dispatch-start event and pre-execute stage
-// run in the lane, one at a time), lets only their dispatch stages overlap, and commits them
-// in submission order (post-execute, deferral to the outer call, the program's outcome).
+// lane is the per-run sub-dispatch scheduler of docs/behaviour.md §10.6: it starts sub-calls
+// strictly in submission order (their dispatch-start event and pre-execute stage run in the
+// lane, one at a time), lets only their dispatch stages overlap, and commits them in
+// submission order (post-execute, deferral to the outer call, the program's outcome).
+//
+// Steps (a start or a commit) are taken by whoever holds the stepping role (stepping, under
+// mu), one at a time. A call submitted to a quiescent lane (nothing queued, started or
+// stepping) is a solo call: its own binding goroutine takes the role and carries the call
+// through the lane, start, dispatch and commit, so a program that awaits each call before
+// making the next costs no goroutine hand-off in the lane at all. Every other call is queued
+// for the driver goroutine, started the first time a call is queued, which starts queued
+// calls when there is capacity (their dispatch stages on goroutines of their own) and
+// commits settled calls in order, and leaves the role to a solo call that holds it.
 //
 // Capacity: no exclusive call active, and for an exclusive call an empty pool, for a
 // parallel one fewer than maxParallel dispatches in flight. An exclusive call holds its
@@ -35,6 +44,7 @@ import (
 type lane struct {
 	r        *Runner
 	ctx      context.Context // the run context: the caller context of every sub-call
+	endRun   func()          // cancels the run context: the run settled
 	shapeCtx context.Context // the outer context without its cancellation, for log shapers
 	call     *tool.Call
 	agent    *tool.Scope
@@ -47,15 +57,23 @@ type lane struct {
 
 	mu         sync.Mutex
 	submitted  int
+	idPrefix   string     // "<callId>:code:", the sub-call ids' prefix
 	pending    []*subCall // submitted, not started
 	commits    []*subCall // started, not committed, in submission order
 	inFlight   int        // dispatch stages running
 	exclusive  bool       // an exclusive call holds the barrier
 	closed     bool       // the run settled: no more submissions
+	stepping   bool       // the driver or a solo call is taking a step
 	driving    bool       // the driver goroutine was started
 	driverDone chan struct{}
+	solos      sync.WaitGroup // solo calls in the lane
 
-	// Owned by the driver until it exits, then by drain.
+	// Owned by the solo call in the lane, then by drain: the run's end follows the end of
+	// watched, the context of a solo call's binding call.
+	watched <-chan struct{}
+	unwatch func() bool
+
+	// Owned by the holder of the stepping role, then by drain.
 	settles chan settle
 	logDone chan struct{}
 	queued  int          // settle events queued
@@ -74,7 +92,11 @@ type subCall struct {
 	res     *tool.Result     // the result when inv is nil
 	settled bool             // guarded by lane.mu: ready to commit
 
-	done chan outcome // capacity 1: the lane never waits for the program
+	// done carries the outcome to the program's binding call, with capacity 1: the lane
+	// never waits for the program. A solo call has none unless the driver commits it: its
+	// own goroutine keeps the outcome in out.
+	done chan outcome
+	out  outcome
 }
 
 // outcome is what a binding call hands back to the program.
@@ -92,10 +114,11 @@ type settle struct {
 	flushed chan struct{}
 }
 
-func (r *Runner) newLane(outer, runCtx context.Context, call *tool.Call) *lane {
+func (r *Runner) newLane(outer, runCtx context.Context, cancel context.CancelCauseFunc, call *tool.Call) *lane {
 	l := &lane{
 		r:          r,
 		ctx:        runCtx,
+		endRun:     func() { cancel(errRunSettled) },
 		shapeCtx:   context.WithoutCancel(outer),
 		call:       call,
 		agent:      call.Agent(),
@@ -129,22 +152,16 @@ func (l *lane) binding(name string) coderuntime.Func {
 		if h := l.r.hooks.enter; h != nil {
 			h(name)
 		}
-		sub, err := l.submit(ctx, name, args)
+		sub, solo, err := l.submit(ctx, name, args)
 		if err != nil {
 			return nil, err
 		}
-
+		if solo && l.runSolo(ctx, sub) {
+			return l.answer(ctx, name, sub.out)
+		}
 		select {
 		case o := <-sub.done:
-			switch {
-			case o.abandoned:
-				return nil, o.err
-			case l.ctx.Err() != nil:
-				return nil, l.over(l.ctx, name, "result discarded")
-			case o.err != nil:
-				return nil, o.err
-			}
-			return o.value, nil
+			return l.answer(ctx, name, o)
 		case <-ctx.Done():
 			// The runtime settled the run (a budget, say) and waits for its binding calls:
 			// leave the call to the drain.
@@ -153,23 +170,49 @@ func (l *lane) binding(name string) coderuntime.Func {
 	}
 }
 
+// answer is what the program's binding call returns for the outcome o.
+func (l *lane) answer(ctx context.Context, name string, o outcome) (any, error) {
+	switch {
+	case o.abandoned:
+		return nil, o.err
+	case ctx.Err() != nil:
+		// The runtime settled the run while a solo call was in the lane.
+		return nil, l.over(ctx, name, "result discarded")
+	case l.ctx.Err() != nil:
+		return nil, l.over(l.ctx, name, "result discarded")
+	case o.err != nil:
+		return nil, o.err
+	}
+	return o.value, nil
+}
+
+// deliver hands sub's outcome over: to its own goroutine's runSolo, or through done.
+func (sub *subCall) deliver(o outcome) {
+	if sub.done == nil {
+		sub.out = o
+		return
+	}
+	sub.done <- o
+}
+
 // submit queues a binding call into the lane, or rejects it before it is queued: when the
 // run is over, or when its arguments are not lossless JSON (docs/behaviour.md §10.5 steps 1–3). A call
 // the runtime numbered (coderuntime.CallSeq) is queued, and takes its submission number,
 // only after every call numbered before it was queued or rejected, so that the lane sees the
 // program's order even when the runtime invokes the bindings concurrently; a call without
-// a number is queued at once.
-func (l *lane) submit(ctx context.Context, name string, args any) (*subCall, error) {
+// a number is queued at once. solo reports a call submitted to a quiescent lane, which the
+// caller carries through the lane itself (runSolo) once its turn is released.
+func (l *lane) submit(ctx context.Context, name string, args any) (sub *subCall, solo bool, err error) {
 	seq, numbered := coderuntime.CallSeq(ctx)
 	if numbered {
 		defer l.release(seq)
 	}
 	if l.ctx.Err() != nil {
-		return nil, l.over(l.ctx, name, "not dispatched")
+		return nil, false, l.over(l.ctx, name, "not dispatched")
 	}
-	dispatched, logged, err := normalizeArgs(args)
+	args, err = normalizeArgs(args)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if numbered {
 		var parked func()
@@ -177,41 +220,52 @@ func (l *lane) submit(ctx context.Context, name string, args any) (*subCall, err
 			parked = func() { h(seq) }
 		}
 		if ended := l.turns.wait(ctx, l.ctx, seq, parked); ended != nil {
-			return nil, l.over(ended, name, "not dispatched")
+			return nil, false, l.over(ended, name, "not dispatched")
 		}
 	}
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
-		return nil, l.over(l.ctx, name, "not dispatched")
+		return nil, false, l.over(l.ctx, name, "not dispatched")
 	}
 	l.submitted++
-	id := l.call.CallID() + ":code:" + strconv.Itoa(l.submitted)
-	sub := &subCall{
+	if l.idPrefix == "" {
+		l.idPrefix = l.call.CallID() + ":code:"
+	}
+	var buf [80]byte
+	id := string(strconv.AppendInt(append(buf[:0], l.idPrefix...), int64(l.submitted), 10))
+	sub = &subCall{
 		id:     id,
 		name:   name,
-		logged: logged,
-		done:   make(chan outcome, 1),
+		logged: args,
 		in: tool.Input{
 			CallID:     id,
 			RootCallID: l.call.RootCallID(),
 			Name:       name,
-			Args:       dispatched,
+			Args:       args, // Prepare takes its own copy: the input is not handed over
 			Agent:      l.agent,
 			Parent:     l.call.Token(),
 		},
 	}
-	l.pending = append(l.pending, sub)
-	if !l.driving {
-		l.driving = true
-		go l.drive()
+	solo = !l.stepping && len(l.pending) == 0 && len(l.commits) == 0 && l.inFlight == 0
+	if solo {
+		l.stepping = true
+		l.solos.Add(1)
+		l.mu.Unlock()
+	} else {
+		sub.done = make(chan outcome, 1)
+		l.pending = append(l.pending, sub)
+		if !l.driving {
+			l.driving = true
+			go l.drive()
+		}
+		l.mu.Unlock()
+		l.signal()
 	}
-	l.mu.Unlock()
-	l.signal()
 	if h := l.r.hooks.submit; h != nil {
 		h(id)
 	}
-	return sub, nil
+	return sub, solo, nil
 }
 
 // release gives up a numbered call's turn, once it is queued or rejected.
@@ -222,20 +276,111 @@ func (l *lane) release(seq uint64) {
 	}
 }
 
-// normalizeArgs snapshots the program's arguments twice: one copy is dispatched, the other
-// is recorded, so a tool cannot change what the log says it received (docs/behaviour.md §10.5 step 2).
-func normalizeArgs(args any) (dispatched, logged any, err error) {
+// normalizeArgs returns the lane's own lossless snapshot of the program's arguments. The
+// events record it; the call's input carries it without handing it over, so the pipeline's
+// preparation dispatches a copy of its own and a tool cannot change what the log says it
+// received.
+func normalizeArgs(args any) (snap any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			dispatched, logged = nil, nil
+			snap = nil
 			err = fmt.Errorf("tool arguments must be lossless JSON: %s", tool.ErrorMessage(p))
 		}
 	}()
-	snap, err := jsonv.Snapshot(args)
+	snap, err = jsonv.Snapshot(args)
 	if err != nil {
-		return nil, nil, errors.New("tool arguments must be lossless JSON (call the tool with an arguments object, e.g. `{}`)")
+		return nil, errors.New("tool arguments must be lossless JSON (call the tool with an arguments object, e.g. `{}`)")
 	}
-	return snap, jsonv.Clone(snap), nil
+	return snap, nil
+}
+
+// runSolo carries a solo call through the lane on the program's binding goroutine, with the
+// stepping role submit gave it: its start, its dispatch stage (the role let go meanwhile, so
+// that the driver may start calls submitted behind it) and its commit, unless the driver is
+// taking a step when the dispatch settles, in which case the driver commits it.
+//
+// The runtime waits for its binding calls before it returns. Should it settle the run while
+// the call is in the lane, the run is over: the run context is cancelled then, as RunCode
+// does once the runtime returns, so that the call is aborted instead of holding the runtime.
+//
+// It reports whether the call has its outcome (sub.out); otherwise the driver delivers it
+// through sub.done.
+func (l *lane) runSolo(ctx context.Context, sub *subCall) (answered bool) {
+	defer l.solos.Done()
+	l.watch(ctx)
+	if l.ctx.Err() != nil {
+		l.letGo()
+		sub.out = outcome{err: l.over(l.ctx, sub.name, "tool call abandoned"), abandoned: true}
+		return true
+	}
+	// Classified immediately before it starts, like a queued call; the lane is empty, so
+	// either mode has capacity.
+	if l.start(sub, l.r.reg.ExecutionMode(sub.in)) {
+		l.letGo()
+		l.dispatch(sub)
+		l.mu.Lock()
+		l.inFlight--
+		sub.settled = true
+		if l.stepping || l.commits[0] != sub {
+			// The driver is taking a step: it commits the call once it is done.
+			sub.done = make(chan outcome, 1)
+			if !l.driving { // the driver holds the role, so it runs: never taken
+				l.driving = true
+				go l.drive()
+			}
+			l.mu.Unlock()
+			l.signal()
+			if h := l.r.hooks.handedOver; h != nil {
+				h(sub.id)
+			}
+			return false
+		}
+		l.stepping = true
+	} else {
+		l.mu.Lock()
+		if !sub.settled {
+			// Not started (its start event failed): it already has its outcome.
+			l.mu.Unlock()
+			l.letGo()
+			return true
+		}
+	}
+	l.commits = l.commits[1:]
+	l.mu.Unlock()
+	l.commit(sub)
+	if sub.mode == tool.Exclusive {
+		l.mu.Lock()
+		l.exclusive = false
+		l.mu.Unlock()
+	}
+	l.letGo()
+	return true
+}
+
+// watch makes the end of ctx, a binding call's context, end the run (see runSolo). The
+// runtime gives every binding call of a run the same context, or contexts that end together
+// when the run settles: the watch set for one serves every solo call whose context ends
+// with the same channel. Only a solo call calls it.
+func (l *lane) watch(ctx context.Context) {
+	done := ctx.Done()
+	if done == nil || done == l.watched {
+		return
+	}
+	if l.unwatch != nil {
+		l.unwatch()
+	}
+	l.watched, l.unwatch = done, context.AfterFunc(ctx, l.endRun)
+}
+
+// letGo gives up a solo call's stepping role, waking the driver when it has a step to take.
+func (l *lane) letGo() {
+	l.mu.Lock()
+	l.stepping = false
+	work := len(l.pending) > 0 || len(l.commits) > 0 && l.commits[0].settled
+	l.mu.Unlock()
+	if work {
+		l.signal()
+	}
 }
 
 // drive is the driver loop: commit the oldest started call once it settled, else start the
@@ -244,16 +389,24 @@ func (l *lane) drive() {
 	defer close(l.driverDone)
 	for {
 		l.mu.Lock()
+		if l.stepping {
+			// A solo call holds the role; it wakes the driver when it lets go.
+			l.mu.Unlock()
+			<-l.wake
+			continue
+		}
 		if len(l.commits) > 0 && l.commits[0].settled {
 			sub := l.commits[0]
 			l.commits = l.commits[1:]
+			l.stepping = true
 			l.mu.Unlock()
 			l.commit(sub)
+			l.mu.Lock()
 			if sub.mode == tool.Exclusive {
-				l.mu.Lock()
 				l.exclusive = false
-				l.mu.Unlock()
 			}
+			l.stepping = false
+			l.mu.Unlock()
 			continue
 		}
 		if len(l.pending) > 0 {
@@ -261,7 +414,7 @@ func (l *lane) drive() {
 			if l.ctx.Err() != nil {
 				l.pending = l.pending[1:]
 				l.mu.Unlock()
-				sub.done <- outcome{err: l.over(l.ctx, sub.name, "tool call abandoned"), abandoned: true}
+				sub.deliver(outcome{err: l.over(l.ctx, sub.name, "tool call abandoned"), abandoned: true})
 				continue
 			}
 			busy, inFlight := l.exclusive, l.inFlight
@@ -271,7 +424,28 @@ func (l *lane) drive() {
 				// earlier call counts (docs/behaviour.md §8.2).
 				mode := l.r.reg.ExecutionMode(sub.in)
 				if mode == tool.Exclusive && inFlight == 0 || mode == tool.Parallel && inFlight < l.r.maxParallel {
-					l.start(sub, mode)
+					l.mu.Lock()
+					if l.stepping {
+						// A solo call took the role to commit meanwhile: look again.
+						l.mu.Unlock()
+						continue
+					}
+					l.pending = l.pending[1:]
+					l.stepping = true
+					l.mu.Unlock()
+					if l.start(sub, mode) {
+						go func() {
+							l.dispatch(sub)
+							l.mu.Lock()
+							l.inFlight--
+							sub.settled = true
+							l.mu.Unlock()
+							l.signal()
+						}()
+					}
+					l.mu.Lock()
+					l.stepping = false
+					l.mu.Unlock()
 					continue
 				}
 			}
@@ -300,19 +474,17 @@ func (l *lane) drive() {
 	}
 }
 
-// start records the call's start event, runs its pre-dispatch stages and launches its
-// dispatch stage.
-func (l *lane) start(sub *subCall, mode tool.ExecMode) {
-	l.mu.Lock()
-	l.pending = l.pending[1:]
-	l.mu.Unlock()
+// start records the call's start event and runs its pre-dispatch stages, with the stepping
+// role held. It reports whether the call's dispatch stage is still to run, counted in
+// flight: the caller runs it (dispatch) and then marks the call settled.
+func (l *lane) start(sub *subCall, mode tool.ExecMode) (dispatchNext bool) {
 	if l.log != nil {
 		l.flushSettles()
 		p := session.CodeDispatchStart{RootCallID: l.call.RootCallID(), ParentCallID: l.call.CallID(), SubCallID: sub.id, Name: sub.name, Arguments: sub.logged}
 		if err := callLog(func() error { return l.log.Start(l.agent, p) }); err != nil {
 			// Nothing runs unrecorded.
-			sub.done <- outcome{err: fmt.Errorf("tool call %s was not started: recording tool/code-dispatch-start failed: %w", sub.id, err)}
-			return
+			sub.deliver(outcome{err: fmt.Errorf("tool call %s was not started: recording tool/code-dispatch-start failed: %w", sub.id, err)})
+			return false
 		}
 	}
 	sub.mode = mode
@@ -329,18 +501,17 @@ func (l *lane) start(sub *subCall, mode tool.ExecMode) {
 	case inv.NeedsDispatch():
 		sub.inv = inv
 		l.inFlight++
-		go func() {
-			if err := dispatch(inv); err != nil {
-				sub.inv, sub.res = nil, tool.Fail(err)
-			}
-			l.mu.Lock()
-			l.inFlight--
-			sub.settled = true
-			l.mu.Unlock()
-			l.signal()
-		}()
+		return true
 	default:
 		sub.inv, sub.settled = inv, true
+	}
+	return false
+}
+
+// dispatch runs a started call's dispatch stage; a failure becomes the call's result.
+func (l *lane) dispatch(sub *subCall) {
+	if err := dispatch(sub.inv); err != nil {
+		sub.inv, sub.res = nil, tool.Fail(err)
 	}
 }
 
@@ -371,9 +542,9 @@ func (l *lane) commit(sub *subCall) {
 		if res.Error != nil {
 			msg = res.Error.Message
 		}
-		sub.done <- outcome{err: errors.New(msg)}
+		sub.deliver(outcome{err: errors.New(msg)})
 	} else {
-		sub.done <- outcome{value: res.Value}
+		sub.deliver(outcome{value: res.Value})
 	}
 	if l.log != nil {
 		if l.settles == nil {
@@ -388,7 +559,7 @@ func (l *lane) commit(sub *subCall) {
 
 // flushSettles waits until every settle event queued so far is recorded, so that a call's
 // settle event precedes the start event of every call started after its commit. Only the
-// driver calls it.
+// holder of the stepping role calls it.
 func (l *lane) flushSettles() {
 	if l.settles == nil || l.logged.Load() == int64(l.queued) {
 		return
@@ -448,11 +619,14 @@ func (l *lane) drain() {
 	l.closed = true
 	driving := l.driving
 	l.mu.Unlock()
-	if !driving {
-		return
+	l.solos.Wait()
+	if l.unwatch != nil {
+		l.unwatch()
 	}
-	l.signal()
-	<-l.driverDone
+	if driving {
+		l.signal()
+		<-l.driverDone
+	}
 	if l.settles != nil {
 		close(l.settles)
 		<-l.logDone

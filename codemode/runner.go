@@ -181,6 +181,9 @@ type hooks struct {
 	// idle: the lane driver is about to wait for a change, leaving pending (submitted, not
 	// started) and settled (awaiting an earlier call's commit) calls, by sub-call id.
 	idle func(pending, settled []string)
+	// handedOver: a solo call settled while the driver was taking a step and left its
+	// commit to the driver.
+	handedOver func(id string)
 }
 
 var _ tool.CodeRunner = (*Runner)(nil)
@@ -235,7 +238,7 @@ func (r *Runner) RunCode(ctx context.Context, call *tool.Call, code string) (any
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
-	lane := r.newLane(ctx, runCtx, call)
+	lane := r.newLane(ctx, runCtx, cancel, call)
 	defer func() {
 		// Settlement, whatever the outcome (a panicking runtime included): abort the
 		// sub-calls still in flight, abandon the queued ones and wait for every commit and

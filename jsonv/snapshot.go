@@ -130,6 +130,7 @@ func (f *snapFrame) seg() pathSeg {
 type snapshotter struct {
 	stack []snapFrame
 	anc   ancestry
+	small [4]snapFrame // backs stack for shallow values, so most walks allocate no frames
 }
 
 func (s *snapshotter) run(v any) (any, error) {
@@ -200,6 +201,9 @@ func (s *snapshotter) push(f snapFrame, id ident, v any) error {
 		return cycleError(v, s.path())
 	}
 	f.tracked = true
+	if s.stack == nil {
+		s.stack = s.small[:0]
+	}
 	s.stack = append(s.stack, f)
 	return nil
 }

@@ -481,10 +481,16 @@ type CodeDispatch struct {
 
 // Event returns the tool/code-dispatch event.
 func (p CodeDispatch) Event() Event {
-	o := dispatchValue(CodeDispatchStart{p.RootCallID, p.ParentCallID, p.SubCallID, p.Name, p.Arguments})
-	o.Set("isError", p.IsError)
-	o.Set("content", content.ListValue(p.Content))
-	return Event{Type: TypeCodeDispatch, Data: o}
+	// Built in one piece: one members slice, no regrowth (an event for every sub-call).
+	return Event{Type: TypeCodeDispatch, Data: jsonv.NewObject(
+		jsonv.Member{Name: "rootCallId", Value: p.RootCallID},
+		jsonv.Member{Name: "parentCallId", Value: p.ParentCallID},
+		jsonv.Member{Name: "subCallId", Value: p.SubCallID},
+		jsonv.Member{Name: "name", Value: p.Name},
+		jsonv.Member{Name: "arguments", Value: p.Arguments},
+		jsonv.Member{Name: "isError", Value: p.IsError},
+		jsonv.Member{Name: "content", Value: content.ListValue(p.Content)},
+	)}
 }
 
 // DecodeCodeDispatch reads a tool/code-dispatch event.
