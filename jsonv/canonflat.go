@@ -1,11 +1,5 @@
 package jsonv
 
-import (
-	"math"
-
-	"github.com/go-json-experiment/json/jsontext"
-)
-
 // appendFlatCanonical appends the canonical form of a non-empty object of at most maxFlat
 // members whose values are all scalars — what most tool-call arguments are, and what a
 // policy keying calls by their canonical arguments encodes on every call — exactly as the
@@ -44,25 +38,7 @@ func appendFlatCanonical(b []byte, o *Object) ([]byte, bool) {
 			return b[:start], false
 		}
 		b = append(b, ':')
-		switch v := m.Value.(type) {
-		case nil:
-			b = append(b, "null"...)
-		case bool:
-			if v {
-				b = append(b, "true"...)
-			} else {
-				b = append(b, "false"...)
-			}
-		case float64:
-			if math.IsInf(v, 0) || math.IsNaN(v) || v == 0 && math.Signbit(v) {
-				return b[:start], false
-			}
-			b = jsontext.AppendFloat(b, v, 64)
-		case string:
-			if b, ok = appendQuote(b, v); !ok {
-				return b[:start], false
-			}
-		default:
+		if b, ok = appendScalar(b, m.Value); !ok {
 			return b[:start], false
 		}
 	}

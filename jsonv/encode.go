@@ -94,25 +94,7 @@ func appendFlatIndent(b []byte, o *Object, indent string) ([]byte, bool) {
 			return b[:start], false
 		}
 		b = append(b, ':', ' ')
-		switch v := ms[i].Value.(type) {
-		case nil:
-			b = append(b, "null"...)
-		case bool:
-			if v {
-				b = append(b, "true"...)
-			} else {
-				b = append(b, "false"...)
-			}
-		case float64:
-			if math.IsInf(v, 0) || math.IsNaN(v) || v == 0 && math.Signbit(v) {
-				return b[:start], false
-			}
-			b = jsontext.AppendFloat(b, v, 64)
-		case string:
-			if b, ok = appendQuote(b, v); !ok {
-				return b[:start], false
-			}
-		default:
+		if b, ok = appendScalar(b, ms[i].Value); !ok {
 			return b[:start], false
 		}
 	}
@@ -505,4 +487,27 @@ func cycleError(v any, path string) error {
 func duplicateError(name, path string) error {
 	return fmt.Errorf("jsonv: duplicate member name %s in the object at %s, which is not lossless JSON",
 		quoteForMessage(name), path)
+}
+
+// appendScalar appends the JSON text of a scalar member value (null, a boolean, a finite
+// number other than -0, or a string of valid UTF-8); it reports false for anything else,
+// which the caller's general encoder handles (or refuses) instead.
+func appendScalar(b []byte, v any) ([]byte, bool) {
+	switch v := v.(type) {
+	case nil:
+		return append(b, "null"...), true
+	case bool:
+		if v {
+			return append(b, "true"...), true
+		}
+		return append(b, "false"...), true
+	case float64:
+		if math.IsInf(v, 0) || math.IsNaN(v) || v == 0 && math.Signbit(v) {
+			return b, false
+		}
+		return jsontext.AppendFloat(b, v, 64), true
+	case string:
+		return appendQuote(b, v)
+	}
+	return b, false
 }
