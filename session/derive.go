@@ -187,15 +187,8 @@ func errorInfoValid(v any) bool {
 // wireMessage derives a message {id, role, source?, content} with the given role, as
 // messageFromValue decodes it.
 func (d *deriver) wireMessage(v any, role content.Role) (content.Message, bool) {
-	o, ok := v.(*jsonv.Object)
-	if !ok || o == nil {
-		return content.Message{}, false
-	}
-	id, ok := stringValue(o, "id")
-	if !ok || id == "" {
-		return content.Message{}, false
-	}
-	if r, ok := stringValue(o, "role"); !ok || content.Role(r) != role {
+	o, id, ok := messageHead(v, role)
+	if !ok {
 		return content.Message{}, false
 	}
 	m := content.Message{ID: id, Role: role}
@@ -214,6 +207,23 @@ func (d *deriver) wireMessage(v any, role content.Role) (content.Message, bool) 
 		return content.Message{}, false
 	}
 	return m, true
+}
+
+// messageHead reads what every wire message starts with: an object with a non-empty id and
+// the given role. It returns the object and the id.
+func messageHead(v any, role content.Role) (*jsonv.Object, string, bool) {
+	o, ok := v.(*jsonv.Object)
+	if !ok || o == nil {
+		return nil, "", false
+	}
+	id, ok := stringValue(o, "id")
+	if !ok || id == "" {
+		return nil, "", false
+	}
+	if r, ok := stringValue(o, "role"); !ok || content.Role(r) != role {
+		return nil, "", false
+	}
+	return o, id, true
 }
 
 // sourceFrom reads a message source {kind, plugin?, form?, summary?, callId?}.
@@ -243,15 +253,8 @@ func sourceFrom(v any) (content.Source, bool) {
 // message from a tool source holding exactly one tool-result block for the same call.
 // The derived message keeps only the source's kind and call id, as DecodeToolResult does.
 func (d *deriver) toolResult(v any) (content.Message, bool) {
-	o, ok := v.(*jsonv.Object)
-	if !ok || o == nil {
-		return content.Message{}, false
-	}
-	id, ok := stringValue(o, "id")
-	if !ok || id == "" {
-		return content.Message{}, false
-	}
-	if r, ok := stringValue(o, "role"); !ok || content.Role(r) != content.RoleUser {
+	o, id, ok := messageHead(v, content.RoleUser)
+	if !ok {
 		return content.Message{}, false
 	}
 	sv, _ := o.Get("source")
