@@ -280,6 +280,24 @@ const (
 	callArgs   = `","args":`
 )
 
+// cutDecimalID cuts the id that starts b: a non-negative decimal integer of at most
+// maxDigits digits without leading zeros, as strconv writes it. It returns the id and what
+// follows it; ok is false when b does not start with such a number.
+func cutDecimalID(b []byte, maxDigits int) (id int64, rest []byte, ok bool) {
+	n := 0
+	for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+		n++
+	}
+	if n == 0 || n > maxDigits || n > 1 && b[0] == '0' {
+		return 0, b, false
+	}
+	id, err := strconv.ParseInt(string(b[:n]), 10, 64)
+	if err != nil {
+		return 0, b, false
+	}
+	return id, b[n:], true
+}
+
 // scanCall decodes the call frame exactly as an honest worker writes it, without the
 // reflection of the generic decoder: this is the frame of every binding call. The frame
 // is hostile, so the scanner accepts only a strict subset of what the generic decoder
@@ -292,18 +310,11 @@ func scanCall(line []byte) (inbound, bool) {
 	if !ok {
 		return inbound{}, false
 	}
-	n := 0
-	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
-		n++
-	}
-	if n == 0 || n > 16 || n > 1 && rest[0] == '0' {
+	id, rest, ok := cutDecimalID(rest, 16)
+	if !ok || id > maxCallID {
 		return inbound{}, false
 	}
-	id, err := strconv.ParseInt(string(rest[:n]), 10, 64)
-	if err != nil || id > maxCallID {
-		return inbound{}, false
-	}
-	if rest, ok = bytes.CutPrefix(rest[n:], []byte(callGlobal)); !ok {
+	if rest, ok = bytes.CutPrefix(rest, []byte(callGlobal)); !ok {
 		return inbound{}, false
 	}
 	global, rest, ok := plainString(rest)

@@ -767,19 +767,11 @@ func scanReply(line []byte) (hostFrame, bool) {
 	if !ok {
 		return hostFrame{}, false
 	}
-	// The id: a non-negative decimal integer without leading zeros, as strconv writes it.
-	n := 0
-	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
-		n++
-	}
-	if n == 0 || n > 15 || n > 1 && rest[0] == '0' {
+	id, rest, ok := cutDecimalID(rest, 15)
+	if !ok {
 		return hostFrame{}, false
 	}
-	id, err := strconv.ParseInt(string(rest[:n]), 10, 64)
-	if err != nil {
-		return hostFrame{}, false
-	}
-	value, ok := bytes.CutPrefix(rest[n:], []byte(replyValue))
+	value, ok := bytes.CutPrefix(rest, []byte(replyValue))
 	if !ok || len(value) < 2 || value[len(value)-1] != '}' {
 		return hostFrame{}, false
 	}
