@@ -15,16 +15,7 @@ import (
 // Where the platform does not report the process's CPU time, nothing is reported.
 func PerOp(b *testing.B, unit string, per int) func() {
 	b.Helper()
-	start, ok := Process()
-	return func() {
-		b.Helper()
-		end, ok2 := Process()
-		if !ok || !ok2 {
-			b.Logf("%s not reported: this platform does not report the process's CPU time", unit)
-			return
-		}
-		b.ReportMetric(float64(end-start)/float64(b.N)/float64(max(per, 1)), unit)
-	}
+	return perOp(b, unit, per, Process, "the process's CPU time")
 }
 
 // ChildrenPerOp is PerOp for the CPU time of the process's child processes that have
@@ -32,12 +23,19 @@ func PerOp(b *testing.B, unit string, per int) func() {
 // leaves out.
 func ChildrenPerOp(b *testing.B, unit string, per int) func() {
 	b.Helper()
-	start, ok := Children()
+	return perOp(b, unit, per, Children, "child processes' CPU time")
+}
+
+// perOp reads the clock now and returns the function that reports its advance per
+// iteration divided by per; what names what the clock measures, for the platforms
+// without it.
+func perOp(b *testing.B, unit string, per int, clock func() (time.Duration, bool), what string) func() {
+	start, ok := clock()
 	return func() {
 		b.Helper()
-		end, ok2 := Children()
+		end, ok2 := clock()
 		if !ok || !ok2 {
-			b.Logf("%s not reported: this platform does not report child processes' CPU time", unit)
+			b.Logf("%s not reported: this platform does not report %s", unit, what)
 			return
 		}
 		b.ReportMetric(float64(end-start)/float64(b.N)/float64(max(per, 1)), unit)
