@@ -21,14 +21,7 @@ import (
 // text's buffer, and the result with its content block.
 func TestExecuteTypedAllocations(t *testing.T) {
 	reg := newEchoRegistry(t)
-	args, _ := jsonv.ParseString(`{"text":"hello"}`)
-	ctx := context.Background()
-	call := func() {
-		if res := reg.Execute(ctx, tool.Input{CallID: "c1", Name: "echo", Args: args}); res.IsError {
-			t.Fatal(res.Error.Message)
-		}
-	}
-	call() // warm the registry's runners
+	call := echoCall(t, reg)
 	if got := testing.AllocsPerRun(200, call); got > 6 {
 		t.Errorf("a trivial typed call makes %v allocations, want at most 6", got)
 	}
@@ -38,26 +31,22 @@ func TestExecuteTypedAllocations(t *testing.T) {
 // of every kind (BenchmarkExecuteTypedHooks's call): at most 24 — the hook chains' state
 // lives in the invocation, and each hook's private copy of the result is two allocations.
 func TestExecuteTypedHooksAllocations(t *testing.T) {
-	reg := newEchoRegistry(t)
-	reg.OnPreExecute(func(ctx context.Context, exec *tool.Execution, next func() (tool.PreDecision, error)) (tool.PreDecision, error) {
-		return next()
-	})
-	reg.WrapExecute(func(ctx context.Context, exec *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
-		return next(ctx)
-	})
-	reg.OnPostExecute(func(ctx context.Context, exec *tool.Execution, res *tool.Result, next func() (tool.PostDecision, error)) (tool.PostDecision, error) {
-		return next()
-	})
-	reg.OnResult(func(ctx context.Context, exec *tool.Execution, res *tool.Result) error { return nil })
-	args, _ := jsonv.ParseString(`{"text":"hello"}`)
-	ctx := context.Background()
-	call := func() {
-		if res := reg.Execute(ctx, tool.Input{CallID: "c1", Name: "echo", Args: args}); res.IsError {
-			t.Fatal(res.Error.Message)
-		}
-	}
-	call() // warm the registry's runners
+	reg := newEchoRegistryWithHooks(t)
+	call := echoCall(t, reg)
 	if got := testing.AllocsPerRun(200, call); got > 24 {
 		t.Errorf("a typed call with one hook of each kind makes %v allocations, want at most 24", got)
 	}
+}
+
+// echoCall returns one echo call with fixed arguments through reg's whole pipeline,
+// failing t on an error result, after making it once to warm the registry's runners.
+func echoCall(t *testing.T, reg *tool.Registry) func() {
+	args, _ := jsonv.ParseString(`{"text":"hello"}`)
+	call := func() {
+		if res := reg.Execute(context.Background(), tool.Input{CallID: "c1", Name: "echo", Args: args}); res.IsError {
+			t.Fatal(res.Error.Message)
+		}
+	}
+	call()
+	return call
 }

@@ -36,6 +36,24 @@ func newEchoRegistry(tb testing.TB) *tool.Registry {
 	return reg
 }
 
+// newEchoRegistryWithHooks is newEchoRegistry with one pass-through hook of every kind: a
+// pre-execute hook, an around-execute wrapper, a post-execute hook and a result listener.
+func newEchoRegistryWithHooks(tb testing.TB) *tool.Registry {
+	tb.Helper()
+	reg := newEchoRegistry(tb)
+	reg.OnPreExecute(func(ctx context.Context, exec *tool.Execution, next func() (tool.PreDecision, error)) (tool.PreDecision, error) {
+		return next()
+	})
+	reg.WrapExecute(func(ctx context.Context, exec *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
+		return next(ctx)
+	})
+	reg.OnPostExecute(func(ctx context.Context, exec *tool.Execution, res *tool.Result, next func() (tool.PostDecision, error)) (tool.PostDecision, error) {
+		return next()
+	})
+	reg.OnResult(func(ctx context.Context, exec *tool.Execution, res *tool.Result) error { return nil })
+	return reg
+}
+
 // cpuPerOp starts measuring the process's CPU time (user and system, garbage collection
 // and the scheduler's own work included); the returned func reports it per iteration as
 // cpu-ns/op, which moves far less than wall time with other work on a shared machine.
@@ -96,17 +114,7 @@ func BenchmarkEncodingJSONFloor(b *testing.B) {
 // BenchmarkExecuteTypedHooks is the same call with one pre, one around and one post hook and
 // one result listener.
 func BenchmarkExecuteTypedHooks(b *testing.B) {
-	reg := newEchoRegistry(b)
-	reg.OnPreExecute(func(ctx context.Context, exec *tool.Execution, next func() (tool.PreDecision, error)) (tool.PreDecision, error) {
-		return next()
-	})
-	reg.WrapExecute(func(ctx context.Context, exec *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
-		return next(ctx)
-	})
-	reg.OnPostExecute(func(ctx context.Context, exec *tool.Execution, res *tool.Result, next func() (tool.PostDecision, error)) (tool.PostDecision, error) {
-		return next()
-	})
-	reg.OnResult(func(ctx context.Context, exec *tool.Execution, res *tool.Result) error { return nil })
+	reg := newEchoRegistryWithHooks(b)
 	args, _ := jsonv.ParseString(`{"text":"hello"}`)
 	ctx := context.Background()
 	b.ReportAllocs()
