@@ -3,7 +3,6 @@
 package quickjs
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -30,23 +29,7 @@ func directPipePair(t *testing.T) (*directPipe, *os.File) {
 func TestDirectPipe(t *testing.T) {
 	t.Run("round trip larger than the pipe buffer", func(t *testing.T) {
 		r, w := directPipePair(t)
-		want := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
-		werr := make(chan error, 1)
-		go func() {
-			_, err := w.Write(want)
-			w.Close()
-			werr <- err
-		}()
-		got, err := io.ReadAll(r)
-		if err != nil {
-			t.Fatalf("ReadAll: %v", err)
-		}
-		if err := <-werr; err != nil {
-			t.Fatalf("Write: %v", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("read %d bytes, want the %d written", len(got), len(want))
-		}
+		roundTrip(t, r, w)
 	})
 	t.Run("wait", func(t *testing.T) {
 		r, w := directPipePair(t)

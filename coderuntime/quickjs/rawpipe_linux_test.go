@@ -27,32 +27,40 @@ func rawPipePair(t *testing.T) (r, w io.ReadWriteCloser) {
 	return r, w
 }
 
+// roundTrip writes 1 MiB, more than a pipe's buffer, into w on another goroutine, closes
+// it, and checks that r reads exactly that, so the writer must wait for room and the
+// reader for data.
+func roundTrip(t *testing.T, r io.Reader, w io.WriteCloser) {
+	t.Helper()
+	want := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	werr := make(chan error, 1)
+	go func() {
+		n, err := w.Write(want)
+		if err == nil && n != len(want) {
+			err = io.ErrShortWrite
+		}
+		w.Close()
+		werr <- err
+	}()
+	got, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("ReadAll: %v", err)
+	}
+	if err := <-werr; err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("read %d bytes, want the %d written", len(got), len(want))
+	}
+}
+
 // TestRawPipe moves more than a pipe's buffer through raw reads and writes, so the writer
 // must wait for room and the reader for data, and checks the end of the stream and the
 // errors of closed ends.
 func TestRawPipe(t *testing.T) {
 	t.Run("round trip larger than the pipe buffer", func(t *testing.T) {
 		r, w := rawPipePair(t)
-		want := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
-		werr := make(chan error, 1)
-		go func() {
-			n, err := w.Write(want)
-			if err == nil && n != len(want) {
-				err = io.ErrShortWrite
-			}
-			w.Close()
-			werr <- err
-		}()
-		got, err := io.ReadAll(r)
-		if err != nil {
-			t.Fatalf("ReadAll: %v", err)
-		}
-		if err := <-werr; err != nil {
-			t.Fatalf("Write: %v", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("read %d bytes, want the %d written", len(got), len(want))
-		}
+		roundTrip(t, r, w)
 	})
 	t.Run("end of file and empty reads", func(t *testing.T) {
 		r, w := rawPipePair(t)
