@@ -82,21 +82,9 @@ func TestPropertyHooksOnlyRead(t *testing.T) {
 		}
 		hookContext := drawText(t, "context")
 		run := func(readOnly bool) (string, []string, []string) {
-			reg, err := tool.NewRegistry(tool.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			mix := tool.Must(tool.New("mix", "Echoes its texts.", func(_ context.Context, _ *tool.Call, in mixIn) (mixOut, error) {
-				if in.Fail {
-					return mixOut{}, errors.New("failed on " + in.Text)
-				}
-				return mixOut{Text: in.Text, List: in.List}, nil
-			}, tool.Render(func(_ mixIn, o mixOut) ([]content.Block, error) {
+			reg := newMixRegistry(t, tool.Render(func(_ mixIn, o mixOut) ([]content.Block, error) {
 				return content.Texts("out: " + o.Text + "|" + strings.Join(o.List, "|")), nil
-			})))
-			if _, err := reg.Register(mix); err != nil {
-				t.Fatal(err)
-			}
+			}))
 			var opts []tool.HookOption
 			if readOnly {
 				opts = append(opts, tool.ReadOnly())
@@ -155,10 +143,9 @@ func (s *savedTexts) SaveText(_ context.Context, req spill.SaveRequest) (spill.R
 	return spill.Ref{Locator: "/spill/" + req.SuggestedName, Bytes: len(req.Text), RetrievalHint: "Read it."}, nil
 }
 
-// TestRecordsForgotten: whatever the policy recorded about a call (an original text, what
-// it cleaned, approved strings) is forgotten when the call ends, so a clean call after it
-// takes no lock.
-func TestRecordsForgotten(t *testing.T) {
+// newMixRegistry returns a registry holding the "mix" tool, which echoes its texts or fails
+// naming its text when asked to, built with opts.
+func newMixRegistry(t interface{ Fatal(...any) }, opts ...tool.Option) *tool.Registry {
 	reg, err := tool.NewRegistry(tool.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -168,10 +155,18 @@ func TestRecordsForgotten(t *testing.T) {
 			return mixOut{}, errors.New("failed on " + in.Text)
 		}
 		return mixOut{Text: in.Text, List: in.List}, nil
-	}))
+	}, opts...))
 	if _, err := reg.Register(mix); err != nil {
 		t.Fatal(err)
 	}
+	return reg
+}
+
+// TestRecordsForgotten: whatever the policy recorded about a call (an original text, what
+// it cleaned, approved strings) is forgotten when the call ends, so a clean call after it
+// takes no lock.
+func TestRecordsForgotten(t *testing.T) {
+	reg := newMixRegistry(t)
 	var reports int
 	p := New(Config{Report: func(context.Context, *tool.Execution, Report) { reports++ }})
 	if _, err := p.Install(reg.Global()); err != nil {
