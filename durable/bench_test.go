@@ -89,14 +89,7 @@ func BenchmarkTurn10CallsInProcessPostgres(b *testing.B) {
 // BenchmarkTurn10CallsTemporalPostgres is the Temporal turn with the worker's session logs in
 // PostgreSQL, as `dsh worker` keeps them with a postgres:// session store.
 func BenchmarkTurn10CallsTemporalPostgres(b *testing.B) {
-	f := newFixture(b, nil, withPostgresLogs(b, tenCallModel))
-	c, w, queue := benchWorker(b, f)
-	defer c.Close()
-	defer w.Stop()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		turn(b, c, queue, session.NewID(testNow()))
-	}
+	benchTemporalTurns(b, newFixture(b, nil, withPostgresLogs(b, tenCallModel)))
 }
 
 // withPostgresLogs applies cfg and keeps the fixture's session logs in a fresh PostgreSQL
@@ -116,7 +109,12 @@ func withPostgresLogs(b *testing.B, cfg func(*durable.HostConfig)) func(*durable
 // BenchmarkTurn10CallsTemporal is the same turn as a workflow on the dev server with an
 // in-process worker: the difference to the baseline is Temporal's overhead.
 func BenchmarkTurn10CallsTemporal(b *testing.B) {
-	f := newFixture(b, nil, tenCallModel)
+	benchTemporalTurns(b, newFixture(b, nil, tenCallModel))
+}
+
+// benchTemporalTurns runs one 10-call turn per iteration as a workflow of f's worker on the
+// dev server, each in a new session.
+func benchTemporalTurns(b *testing.B, f *fixture) {
 	c, w, queue := benchWorker(b, f)
 	defer c.Close()
 	defer w.Stop()
