@@ -16,6 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-go/dsh/internal/mcptest"
 	"github.com/dsh-go/dsh/internal/testwait"
 	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/tool"
@@ -92,7 +93,7 @@ func testMountStreamableHTTP(t *testing.T, jsonResponse bool) {
 
 // TestServerEverythingOverHTTP mounts the npm reference server in its streamable HTTP mode.
 func TestServerEverythingOverHTTP(t *testing.T) {
-	nm := nodeModules(t)
+	nm := mcptest.Installed(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package mcp_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,24 +17,8 @@ import (
 // These tests run the bridge against MCP servers no one here wrote, installed from npm by
 // scripts/npm-deps.sh. Missing packages fail the tests: they are part of the suite.
 
-func nodeModules(t *testing.T) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	nm, err := mcptest.NodeModules(wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatal("node is not installed: run scripts/npm-deps.sh")
-	}
-	return nm
-}
-
 func everythingConfig(t *testing.T) mcp.ServerConfig {
-	nm := nodeModules(t)
+	nm := mcptest.Installed(t)
 	return mcp.ServerConfig{
 		Command: "node",
 		Args:    []string{filepath.Join(nm, "@modelcontextprotocol/server-everything/dist/index.js"), "stdio"},
@@ -143,7 +126,7 @@ func TestServerEverythingCancellation(t *testing.T) {
 }
 
 func TestServerFilesystem(t *testing.T) {
-	nm := nodeModules(t)
+	nm := mcptest.Installed(t)
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

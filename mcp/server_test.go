@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/dsh-go/dsh/internal/mcptest"
 	"github.com/dsh-go/dsh/internal/testwait"
 
 	"github.com/google/go-cmp/cmp"
@@ -379,7 +380,7 @@ func TestBridgeToDshServer(t *testing.T) {
 // TestServerWithTypeScriptClient drives the server with the official TypeScript SDK client
 // (from npm) over streamable HTTP: list, call, a policy denial, a cancelled call.
 func TestServerWithTypeScriptClient(t *testing.T) {
-	nm := nodeModules(t)
+	nm := mcptest.Installed(t)
 	f := newFixture(t)
 	s := mcp.NewServer(f.reg, mcp.ServerOptions{})
 	hs := httptest.NewServer(s.Handler(nil))

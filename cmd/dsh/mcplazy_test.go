@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dsh-go/dsh/internal/mcptest"
 )
 
 // writeUserConfig writes the sandbox's ~/.dsh/config.yaml.
@@ -23,7 +25,7 @@ func (s *sandbox) writeUserConfig(t *testing.T, text string) {
 // every configured server first (16 s with two npm servers). A server that records its
 // start in a marker file shows which commands started it; "dsh tools" now lists its tools.
 func TestMCPStartedOnlyWhenNeeded(t *testing.T) {
-	nm := nodeModules(t)
+	nm := mcptest.Installed(t)
 	server := filepath.Join(nm, "@modelcontextprotocol/server-everything/dist/index.js")
 	s := newSandbox(t)
 	s.write("a.txt", "alpha\n")

@@ -14,7 +14,7 @@ import (
 // "dsh call mcp__…": every call passes the whole pipeline, a rule denies one, and a server
 // error comes back as a failed result.
 func TestCallEverythingServer(t *testing.T) {
-	nm := nodeModules(t)
+	nm := mcptest.Installed(t)
 	s := newSandbox(t)
 	server := filepath.Join(nm, "@modelcontextprotocol/server-everything/dist/index.js")
 	if err := os.MkdirAll(s.home, 0o755); err != nil {
@@ -51,19 +51,4 @@ func TestCallEverythingServer(t *testing.T) {
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
-}
-
-// nodeModules returns the node_modules directory the test set-up installed the npm MCP
-// servers into; a missing one fails the test with how to install it, never a skip.
-func nodeModules(t *testing.T) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	nm, err := mcptest.NodeModules(wd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nm
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-go/dsh/internal/mcptest"
 	"github.com/dsh-go/dsh/internal/testwait"
 )
 
@@ -17,7 +18,7 @@ import (
 // tool through the worker's registry; a sub-call that needs an approval is refused there,
 // and the sub-calls are not in the session log.
 func TestDurableWorkerRunsCodeAndMCP(t *testing.T) {
-	nm := nodeModules(t)
+	nm := mcptest.Installed(t)
 	w := newDurableWorld(t)
 	ws := w.workspace("ws")
 	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644); err != nil {

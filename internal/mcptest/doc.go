@@ -7,8 +7,29 @@ package mcptest
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"testing"
 )
+
+// Installed returns the .ci/node_modules directory the npm MCP servers are installed in,
+// for a test whose working directory is inside the module; a missing package or a missing
+// node fails the test with how to install them, never a skip.
+func Installed(t testing.TB) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nm, err := NodeModules(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("node is not installed: run scripts/npm-deps.sh")
+	}
+	return nm
+}
 
 // NodeModules returns the .ci/node_modules directory of the module containing dir (a
 // test's working directory), or an error that says how to install it.
