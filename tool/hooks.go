@@ -120,10 +120,12 @@ type hook[F any] struct {
 }
 
 type hookSet struct {
-	pre    []*hook[PreExecuteFunc]
-	exec   []*hook[ExecuteFunc]
-	post   []*hook[PostExecuteFunc]
-	result []*hook[ResultFunc]
+	pre      []*hook[PreExecuteFunc]
+	deadline []*hook[DeadlineFunc]
+	exec     []*hook[ExecuteFunc]
+	after    []*hook[AfterExecuteFunc]
+	post     []*hook[PostExecuteFunc]
+	result   []*hook[ResultFunc]
 }
 
 // admitted filters hooks to those whose scope is the call's agent or an ancestor of it.
