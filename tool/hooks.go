@@ -90,6 +90,13 @@ type ExecuteFunc func(ctx context.Context, exec *Execution, next func(ctx contex
 // accepts).
 type PostExecuteFunc func(ctx context.Context, exec *Execution, res *Result, next func() (PostDecision, error)) (PostDecision, error)
 
+// PostDecisionFunc is a post-execute hook that decides after the hooks after it: it
+// receives their decision d and error err (its own result when they failed: return them
+// unchanged to pass the failure on) and returns its verdict. It is the PostExecuteFunc
+// that calls next first, and saves the closure a call allocates for each PostExecuteFunc's
+// next. res is as for a PostExecuteFunc.
+type PostDecisionFunc func(ctx context.Context, exec *Execution, res *Result, d PostDecision, err error) (PostDecision, error)
+
 // ResultFunc observes a final result. It receives private copies (the final result itself
 // for a listener registered ReadOnly); its error or panic is logged and never changes the
 // result.
@@ -117,6 +124,9 @@ type hook[F any] struct {
 	scope    *Scope // nil or global: sees every call
 	fn       F
 	readOnly bool // registered ReadOnly: given the result itself, not a copy
+
+	// decide is a post-execute hook registered with OnPostDecision (fn is then nil).
+	decide PostDecisionFunc
 }
 
 type hookSet struct {
@@ -151,11 +161,16 @@ func admitted[F any](hs []*hook[F], agent *Scope) []*hook[F] {
 
 // addHook registers h in the list selected by sel, copy-on-write.
 func addHook[F any](s *Scope, sel func(*hookSet) *[]*hook[F], fn F, opts []HookOption) func() {
+	return addBuilt(s, sel, &hook[F]{fn: fn}, opts)
+}
+
+// addBuilt registers h, completed with its scope and options, as addHook does.
+func addBuilt[F any](s *Scope, sel func(*hookSet) *[]*hook[F], h *hook[F], opts []HookOption) func() {
 	var o hookOpts
 	for _, opt := range opts {
 		opt(&o)
 	}
-	h := &hook[F]{scope: s, fn: fn, readOnly: o.readOnly}
+	h.scope, h.readOnly = s, o.readOnly
 	r := s.reg
 	r.mu.Lock()
 	next := *r.hooks.Load()
@@ -197,6 +212,12 @@ func (s *Scope) OnPostExecute(fn PostExecuteFunc, opts ...HookOption) (remove fu
 	return addHook(s, func(h *hookSet) *[]*hook[PostExecuteFunc] { return &h.post }, fn, opts)
 }
 
+// OnPostDecision adds a post-execute hook that decides after the hooks after it (see
+// PostDecisionFunc); it takes its place in the post-execute chain as OnPostExecute's do.
+func (s *Scope) OnPostDecision(fn PostDecisionFunc, opts ...HookOption) (remove func()) {
+	return addBuilt(s, func(h *hookSet) *[]*hook[PostExecuteFunc] { return &h.post }, &hook[PostExecuteFunc]{decide: fn}, opts)
+}
+
 // OnResult adds an observe-only result listener.
 func (s *Scope) OnResult(fn ResultFunc, opts ...HookOption) (remove func()) {
 	return addHook(s, func(h *hookSet) *[]*hook[ResultFunc] { return &h.result }, fn, opts)
@@ -215,6 +236,12 @@ func (r *Registry) WrapExecute(fn ExecuteFunc, opts ...HookOption) func() {
 // OnPostExecute adds a global post-execute hook; see Scope.OnPostExecute.
 func (r *Registry) OnPostExecute(fn PostExecuteFunc, opts ...HookOption) func() {
 	return r.root.OnPostExecute(fn, opts...)
+}
+
+// OnPostDecision adds a global post-execute hook that decides after the hooks after it;
+// see Scope.OnPostDecision.
+func (r *Registry) OnPostDecision(fn PostDecisionFunc, opts ...HookOption) func() {
+	return r.root.OnPostDecision(fn, opts...)
 }
 
 // OnResult adds a global result listener; see Scope.OnResult.

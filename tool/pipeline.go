@@ -848,6 +848,11 @@ func (c *postRun) step(i int) (d PostDecision, err error) {
 	if !h.readOnly {
 		res = res.Clone()
 	}
+	if h.decide != nil {
+		// The hooks after it decide first, without a closure for next.
+		d, err := c.step(i + 1)
+		return h.decide(c.ctx, c.exec, res, d, err)
+	}
 	return h.fn(c.ctx, c.exec, res, func() (PostDecision, error) { return c.step(i + 1) })
 }
 

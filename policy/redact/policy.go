@@ -181,7 +181,7 @@ func (p *Policy) Install(scope *tool.Scope) (undo func(), err error) {
 	}
 	undos := []func(){
 		scope.AfterExecute(p.clean, tool.Prepend(), tool.ReadOnly()),
-		scope.OnPostExecute(p.post, tool.Prepend(), tool.ReadOnly()),
+		scope.OnPostDecision(p.decide, tool.Prepend(), tool.ReadOnly()),
 		scope.OnResult(p.done, tool.ReadOnly()),
 	}
 	return func() {
@@ -271,9 +271,9 @@ func (p *Policy) clean(_ context.Context, exec *tool.Execution, res *tool.Result
 	return out, nil
 }
 
-// post cleans the content the post-execute hooks after it decided on, and their contexts.
-func (p *Policy) post(ctx context.Context, exec *tool.Execution, res *tool.Result, next func() (tool.PostDecision, error)) (tool.PostDecision, error) {
-	d, err := next()
+// decide cleans the content the post-execute hooks after it decided on, and their
+// contexts.
+func (p *Policy) decide(_ context.Context, exec *tool.Execution, res *tool.Result, d tool.PostDecision, err error) (tool.PostDecision, error) {
 	if err != nil {
 		return d, err
 	}
