@@ -15,36 +15,10 @@ import (
 // "classic": what the timeout, redaction, spill and reminder policies save a call by
 // installing themselves so.
 func BenchmarkExecuteTypedHookForms(b *testing.B) {
-	forms := []struct {
-		name    string
-		install func(reg *tool.Registry)
-	}{
-		{"classic", func(reg *tool.Registry) {
-			reg.WrapExecute(func(ctx context.Context, _ *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
-				return next(ctx)
-			}, tool.ReadOnly())
-			reg.OnPostExecute(func(_ context.Context, _ *tool.Execution, _ *tool.Result, next func() (tool.PostDecision, error)) (tool.PostDecision, error) {
-				return next()
-			}, tool.ReadOnly())
-		}},
-		{"frameless", func(reg *tool.Registry) {
-			reg.OnDeadline(func(*tool.Execution) (tool.Deadline, error) { return tool.Deadline{}, nil })
-			reg.AfterExecute(func(_ context.Context, _ *tool.Execution, res *tool.Result) (*tool.Result, error) {
-				return res, nil
-			}, tool.ReadOnly())
-			reg.OnPostDecision(func(_ context.Context, _ *tool.Execution, _ *tool.Result, d tool.PostDecision, err error) (tool.PostDecision, error) {
-				return d, err
-			}, tool.ReadOnly())
-		}},
-	}
-	for _, f := range forms {
+	for _, f := range hookForms {
 		b.Run(f.name, func(b *testing.B) {
 			reg := newEchoRegistry(b)
-			reg.OnPreExecute(func(_ context.Context, _ *tool.Execution, next func() (tool.PreDecision, error)) (tool.PreDecision, error) {
-				return next()
-			})
-			f.install(reg)
-			reg.OnResult(func(context.Context, *tool.Execution, *tool.Result) error { return nil }, tool.ReadOnly())
+			installHookForm(reg, f.install)
 			args, _ := jsonv.ParseString(`{"text":"hello"}`)
 			ctx := context.Background()
 			b.ReportAllocs()
@@ -57,4 +31,39 @@ func BenchmarkExecuteTypedHookForms(b *testing.B) {
 			}
 		})
 	}
+}
+
+// hookForms are the two ways of installing the same hooks BenchmarkExecuteTypedHookForms
+// compares.
+var hookForms = []struct {
+	name    string
+	install func(reg *tool.Registry)
+}{
+	{"classic", func(reg *tool.Registry) {
+		reg.WrapExecute(func(ctx context.Context, _ *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
+			return next(ctx)
+		}, tool.ReadOnly())
+		reg.OnPostExecute(func(_ context.Context, _ *tool.Execution, _ *tool.Result, next func() (tool.PostDecision, error)) (tool.PostDecision, error) {
+			return next()
+		}, tool.ReadOnly())
+	}},
+	{"frameless", func(reg *tool.Registry) {
+		reg.OnDeadline(func(*tool.Execution) (tool.Deadline, error) { return tool.Deadline{}, nil })
+		reg.AfterExecute(func(_ context.Context, _ *tool.Execution, res *tool.Result) (*tool.Result, error) {
+			return res, nil
+		}, tool.ReadOnly())
+		reg.OnPostDecision(func(_ context.Context, _ *tool.Execution, _ *tool.Result, d tool.PostDecision, err error) (tool.PostDecision, error) {
+			return d, err
+		}, tool.ReadOnly())
+	}},
+}
+
+// installHookForm installs a pass-through pre-execute hook, install's hooks and a result
+// listener on reg.
+func installHookForm(reg *tool.Registry, install func(reg *tool.Registry)) {
+	reg.OnPreExecute(func(_ context.Context, _ *tool.Execution, next func() (tool.PreDecision, error)) (tool.PreDecision, error) {
+		return next()
+	})
+	install(reg)
+	reg.OnResult(func(context.Context, *tool.Execution, *tool.Result) error { return nil }, tool.ReadOnly())
 }
