@@ -72,7 +72,7 @@ func (r *Registry) AfterExecute(fn AfterExecuteFunc, opts ...HookOption) func() 
 }
 
 // loadDeadlines runs the deadline hooks hs for the call and keeps the deadlines they give
-// in the invocation.
+// in the invocation (allocated only when there is one).
 func (inv *Invocation) loadDeadlines(hs []*hook[DeadlineFunc]) error {
 	inv.deadlines = nil
 	for _, h := range hs {
@@ -89,9 +89,6 @@ func (inv *Invocation) loadDeadlines(hs []*hook[DeadlineFunc]) error {
 		case d.Expired == nil:
 			return fmt.Errorf("tool \"%s\": a deadline hook gave a %v budget without an Expired error", inv.exec.name, d.Budget)
 		}
-		if inv.deadlines == nil {
-			inv.deadlines = inv.deadlineVal[:0]
-		}
 		inv.deadlines = append(inv.deadlines, d)
 	}
 	return nil
@@ -104,6 +101,13 @@ func callDeadline(fn DeadlineFunc, exec *Execution) (d Deadline, err error) {
 		}
 	}()
 	return fn(exec)
+}
+
+// armedRun is the deadlines armed around one run of the body, and the one that elapsed.
+type armedRun struct {
+	armed   []armed
+	one     [1]armed // storage for the common case, one deadline
+	expired *Deadline
 }
 
 // armed is one deadline armed around a run of the body: the context it derived and how
@@ -119,21 +123,23 @@ type armed struct {
 // arm derives the body's context from ctx under every deadline of the call, the first
 // outermost. disarm must follow, deferred, whatever the body does.
 func (b *bodyRun) arm(ctx context.Context, ds []Deadline) context.Context {
-	b.armed = b.armedVal[:0]
+	r := &armedRun{}
+	r.armed = r.one[:0]
+	b.dl = r
 	for i := range ds {
 		d := &ds[i]
 		if d.AfterFunc == nil {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeoutCause(ctx, d.Budget, d.Cause)
-			b.armed = append(b.armed, armed{d: d, ctx: ctx, cancel: cancel})
+			r.armed = append(r.armed, armed{d: d, ctx: ctx, cancel: cancel})
 			continue
 		}
 		dctx, cancel := context.WithCancelCause(ctx)
 		ctx = dctx
 		// Recorded before the clock is asked, so that disarm cancels the context even when
 		// the clock panics.
-		b.armed = append(b.armed, armed{d: d, ctx: dctx, cancelCause: cancel})
-		a := &b.armed[len(b.armed)-1]
+		r.armed = append(r.armed, armed{d: d, ctx: dctx, cancelCause: cancel})
+		a := &r.armed[len(r.armed)-1]
 		cause := d.Cause
 		a.stop = d.AfterFunc(d.Budget, func() { cancel(cause) })
 	}
@@ -144,38 +150,37 @@ func (b *bodyRun) arm(ctx context.Context, ds []Deadline) context.Context {
 // that elapsed before it was stopped: a deadline that had not fired by the time the body
 // returned does not turn a finished call into an expired one.
 func (b *bodyRun) disarm() {
-	for i := len(b.armed) - 1; i >= 0; i-- {
-		a := &b.armed[i]
+	r := b.dl
+	for i := len(r.armed) - 1; i >= 0; i-- {
+		a := &r.armed[i]
 		if a.cancel != nil {
 			a.cancel()
 		} else {
 			a.cancelCause(context.Canceled)
 		}
 		if context.Cause(a.ctx) == a.d.Cause {
-			b.expired = a.d
+			r.expired = a.d
 		}
 	}
 	// The clocks' timers last: every context is cancelled even if a stop panics.
-	for i := len(b.armed) - 1; i >= 0; i-- {
-		if stop := b.armed[i].stop; stop != nil {
+	for i := len(r.armed) - 1; i >= 0; i-- {
+		if stop := r.armed[i].stop; stop != nil {
 			stop()
 		}
 	}
-	b.armed = nil
 }
 
 // timed returns res, or the expiry failure when a deadline elapsed during the run.
 func (b *bodyRun) timed(res *Result) *Result {
-	if b.expired == nil {
+	if b.dl == nil || b.dl.expired == nil {
 		return res
 	}
-	e := *b.expired.Expired
+	e := *b.dl.expired.Expired
 	return Fail(&e)
 }
 
-// afterExecute runs the after-execute hooks on res, the outermost last.
-func (inv *Invocation) afterExecute(res *Result) (*Result, error) {
-	hs := inv.after
+// afterExecute runs the after-execute hooks hs on res, the outermost last.
+func (inv *Invocation) afterExecute(res *Result, hs []*hook[AfterExecuteFunc]) (*Result, error) {
 	for i := len(hs) - 1; i >= 0; i-- {
 		h := hs[i]
 		handed := res

@@ -52,15 +52,12 @@ type Invocation struct {
 	loadedFor at
 	needs     bool
 	wrapping  bool
+	// What the dispatch is running, for a Goexit (see dispatchPhase).
+	phase dispatchPhase
 
-	// The dispatch's deadlines and after-execute hooks (see OnDeadline, AfterExecute),
-	// what the dispatch is running (for a Goexit) and, after a body ended its goroutine,
-	// the result the dispatch goes on with.
-	deadlines   []Deadline
-	deadlineVal [1]Deadline
-	after       []*hook[AfterExecuteFunc]
-	phase       dispatchPhase
-	resume      *Result
+	// The dispatch's deadlines (see OnDeadline); nil for none, so that a call without a
+	// budget keeps the invocation in its allocation size class.
+	deadlines []Deadline
 
 	// Storage for the execution, its token, the body's view, the run of the body when no
 	// wrapper runs it and the state of the other steps, allocated with the invocation
@@ -343,9 +340,7 @@ const (
 
 func (inv *Invocation) dispatch() (*Result, error) {
 	if inv.phase == phaseResume {
-		res := inv.resume
-		inv.resume = nil
-		return inv.afterBody(res)
+		return inv.afterBody(inv.result)
 	}
 	r, exec := inv.r, inv.exec
 	inv.callVal.Execution = exec
@@ -359,7 +354,6 @@ func (inv *Invocation) dispatch() (*Result, error) {
 			return nil, err
 		}
 	}
-	inv.after = admitted(hooks.after, exec.agent)
 	hs := admitted(hooks.exec, exec.agent)
 	if len(hs) == 0 {
 		// No wrapper can see or replace the result: the body's result is authoritative.
@@ -384,10 +378,10 @@ func (inv *Invocation) dispatch() (*Result, error) {
 // afterBody runs the after-execute hooks on the result of the body or the wrappers, and
 // completes it.
 func (inv *Invocation) afterBody(res *Result) (*Result, error) {
-	if len(inv.after) > 0 {
+	if after := admitted(inv.r.hooks.Load().after, inv.exec.agent); len(after) > 0 {
 		inv.phase = phaseAfter
 		var err error
-		res, err = inv.afterExecute(res)
+		res, err = inv.afterExecute(res, after)
 		if err != nil {
 			inv.phase = phaseNone
 			return nil, err
@@ -399,10 +393,10 @@ func (inv *Invocation) afterBody(res *Result) (*Result, error) {
 
 // bodyStopped is the result of a body run without wrappers that ended the call's goroutine
 // (stop): its TOOL_PANIC failure, or the expiry of a deadline that elapsed first. The
-// dispatch goes on from there.
+// dispatch goes on from there, with that result kept in inv.result until then.
 func (inv *Invocation) bodyStopped(stop *contain.Stop) {
 	b := &inv.bodyVal
-	inv.resume = b.timed(Fail(stopFailure(inv.exec.name, b.where, stop)))
+	inv.result = b.timed(Fail(stopFailure(inv.exec.name, b.where, stop)))
 	inv.phase = phaseResume
 }
 
@@ -563,10 +557,8 @@ type bodyRun struct {
 	where string
 	res   *Result
 
-	// The call's deadlines armed around this run (see arm), and the one that elapsed.
-	armed    []armed
-	armedVal [1]armed
-	expired  *Deadline
+	// The call's deadlines armed around this run (see arm); nil when it has none.
+	dl *armedRun
 }
 
 func (b *bodyRun) run() { b.res = b.timed(b.inv.bodyContained(b.ctx, b)) }
