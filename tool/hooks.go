@@ -83,6 +83,10 @@ type PreExecuteFunc func(ctx context.Context, exec *Execution, next func() (PreD
 // other result is validated and rendered again as the wrapper's. The registry waits for
 // every body a wrapper started before the call moves on, and a next called after the
 // wrapper chain returned fails without running the body.
+//
+// With any wrapper installed the body runs on a goroutine of its own. A wrapper that only
+// sets a deadline is better a DeadlineFunc, and one that only looks at the result next
+// returned an AfterExecuteFunc: neither needs a frame around the body.
 type ExecuteFunc func(ctx context.Context, exec *Execution, next func(ctx context.Context) (*Result, error)) (*Result, error)
 
 // PostExecuteFunc is a post-execute hook. res is a private copy (the call's own result for a
