@@ -83,12 +83,23 @@ type PreExecuteFunc func(ctx context.Context, exec *Execution, next func() (PreD
 // other result is validated and rendered again as the wrapper's. The registry waits for
 // every body a wrapper started before the call moves on, and a next called after the
 // wrapper chain returned fails without running the body.
+//
+// With any wrapper installed the body runs on a goroutine of its own. A wrapper that only
+// sets a deadline is better a DeadlineFunc, and one that only looks at the result next
+// returned an AfterExecuteFunc: neither needs a frame around the body.
 type ExecuteFunc func(ctx context.Context, exec *Execution, next func(ctx context.Context) (*Result, error)) (*Result, error)
 
 // PostExecuteFunc is a post-execute hook. res is a private copy (the call's own result for a
 // hook registered ReadOnly). It returns its own verdict or calls next (the innermost default
 // accepts).
 type PostExecuteFunc func(ctx context.Context, exec *Execution, res *Result, next func() (PostDecision, error)) (PostDecision, error)
+
+// PostDecisionFunc is a post-execute hook that decides after the hooks after it: it
+// receives their decision d and error err (its own result when they failed: return them
+// unchanged to pass the failure on) and returns its verdict. It is the PostExecuteFunc
+// that calls next first, and saves the closure a call allocates for each PostExecuteFunc's
+// next. res is as for a PostExecuteFunc.
+type PostDecisionFunc func(ctx context.Context, exec *Execution, res *Result, d PostDecision, err error) (PostDecision, error)
 
 // ResultFunc observes a final result. It receives private copies (the final result itself
 // for a listener registered ReadOnly); its error or panic is logged and never changes the
@@ -117,13 +128,18 @@ type hook[F any] struct {
 	scope    *Scope // nil or global: sees every call
 	fn       F
 	readOnly bool // registered ReadOnly: given the result itself, not a copy
+
+	// decide is a post-execute hook registered with OnPostDecision (fn is then nil).
+	decide PostDecisionFunc
 }
 
 type hookSet struct {
-	pre    []*hook[PreExecuteFunc]
-	exec   []*hook[ExecuteFunc]
-	post   []*hook[PostExecuteFunc]
-	result []*hook[ResultFunc]
+	pre      []*hook[PreExecuteFunc]
+	deadline []*hook[DeadlineFunc]
+	exec     []*hook[ExecuteFunc]
+	after    []*hook[AfterExecuteFunc]
+	post     []*hook[PostExecuteFunc]
+	result   []*hook[ResultFunc]
 }
 
 // admitted filters hooks to those whose scope is the call's agent or an ancestor of it.
@@ -149,11 +165,16 @@ func admitted[F any](hs []*hook[F], agent *Scope) []*hook[F] {
 
 // addHook registers h in the list selected by sel, copy-on-write.
 func addHook[F any](s *Scope, sel func(*hookSet) *[]*hook[F], fn F, opts []HookOption) func() {
+	return addBuilt(s, sel, &hook[F]{fn: fn}, opts)
+}
+
+// addBuilt registers h, completed with its scope and options, as addHook does.
+func addBuilt[F any](s *Scope, sel func(*hookSet) *[]*hook[F], h *hook[F], opts []HookOption) func() {
 	var o hookOpts
 	for _, opt := range opts {
 		opt(&o)
 	}
-	h := &hook[F]{scope: s, fn: fn, readOnly: o.readOnly}
+	h.scope, h.readOnly = s, o.readOnly
 	r := s.reg
 	r.mu.Lock()
 	next := *r.hooks.Load()
@@ -195,6 +216,12 @@ func (s *Scope) OnPostExecute(fn PostExecuteFunc, opts ...HookOption) (remove fu
 	return addHook(s, func(h *hookSet) *[]*hook[PostExecuteFunc] { return &h.post }, fn, opts)
 }
 
+// OnPostDecision adds a post-execute hook that decides after the hooks after it (see
+// PostDecisionFunc); it takes its place in the post-execute chain as OnPostExecute's do.
+func (s *Scope) OnPostDecision(fn PostDecisionFunc, opts ...HookOption) (remove func()) {
+	return addBuilt(s, func(h *hookSet) *[]*hook[PostExecuteFunc] { return &h.post }, &hook[PostExecuteFunc]{decide: fn}, opts)
+}
+
 // OnResult adds an observe-only result listener.
 func (s *Scope) OnResult(fn ResultFunc, opts ...HookOption) (remove func()) {
 	return addHook(s, func(h *hookSet) *[]*hook[ResultFunc] { return &h.result }, fn, opts)
@@ -213,6 +240,12 @@ func (r *Registry) WrapExecute(fn ExecuteFunc, opts ...HookOption) func() {
 // OnPostExecute adds a global post-execute hook; see Scope.OnPostExecute.
 func (r *Registry) OnPostExecute(fn PostExecuteFunc, opts ...HookOption) func() {
 	return r.root.OnPostExecute(fn, opts...)
+}
+
+// OnPostDecision adds a global post-execute hook that decides after the hooks after it;
+// see Scope.OnPostDecision.
+func (r *Registry) OnPostDecision(fn PostDecisionFunc, opts ...HookOption) func() {
+	return r.root.OnPostDecision(fn, opts...)
 }
 
 // OnResult adds a global result listener; see Scope.OnResult.

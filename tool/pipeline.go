@@ -52,6 +52,12 @@ type Invocation struct {
 	loadedFor at
 	needs     bool
 	wrapping  bool
+	// What the dispatch is running, for a Goexit (see dispatchPhase).
+	phase dispatchPhase
+
+	// The dispatch's deadlines (see OnDeadline); nil for none, so that a call without a
+	// budget keeps the invocation in its allocation size class.
+	deadlines []Deadline
 
 	// Storage for the execution, its token, the body's view, the run of the body when no
 	// wrapper runs it and the state of the other steps, allocated with the invocation
@@ -319,19 +325,46 @@ func (inv *Invocation) dispatchStep() {
 	inv.stage, inv.result = stagePost, res
 }
 
+// dispatchPhase says what a dispatch is running, so that a runtime.Goexit that ends the
+// call's goroutine is told apart: in a deadline hook or an after-execute hook it fails the
+// call; in a body run without wrappers the dispatch goes on with the body's TOOL_PANIC.
+type dispatchPhase uint8
+
+const (
+	phaseNone     dispatchPhase = iota
+	phaseDeadline               // the deadline hooks
+	phaseBody                   // a body without wrappers, on the call's goroutine
+	phaseResume                 // that body ended its goroutine: go on with inv.resume
+	phaseAfter                  // the after-execute hooks
+)
+
 func (inv *Invocation) dispatch() (*Result, error) {
+	if inv.phase == phaseResume {
+		return inv.afterBody(inv.result)
+	}
 	r, exec := inv.r, inv.exec
 	inv.callVal.Execution = exec
 	inv.call = &inv.callVal
-	hs := admitted(r.hooks.Load().exec, exec.agent)
+	hooks := r.hooks.Load()
+	if len(hooks.deadline) > 0 {
+		inv.phase = phaseDeadline
+		err := inv.loadDeadlines(admitted(hooks.deadline, exec.agent))
+		inv.phase = phaseNone
+		if err != nil {
+			return nil, err
+		}
+	}
+	hs := admitted(hooks.exec, exec.agent)
 	if len(hs) == 0 {
 		// No wrapper can see or replace the result: the body's result is authoritative.
 		// This is the only run of the body, so its state lives in the invocation, and it
-		// runs on the call's goroutine.
+		// runs on the call's goroutine: a Goexit in it ends that goroutine and the
+		// dispatch goes on from afterBody on a new one (see stopped).
 		b := &inv.bodyVal
 		*b = bodyRun{inv: inv, ctx: inv.ctx, where: "the body"}
+		inv.phase = phaseBody
 		b.run()
-		return inv.dispatched(b.res), nil
+		return inv.afterBody(b.res)
 	}
 	inv.wrapping = true
 	res, err := inv.wrapped(hs)
@@ -339,7 +372,32 @@ func (inv *Invocation) dispatch() (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	return inv.afterBody(res)
+}
+
+// afterBody runs the after-execute hooks on the result of the body or the wrappers, and
+// completes it.
+func (inv *Invocation) afterBody(res *Result) (*Result, error) {
+	if after := admitted(inv.r.hooks.Load().after, inv.exec.agent); len(after) > 0 {
+		inv.phase = phaseAfter
+		var err error
+		res, err = inv.afterExecute(res, after)
+		if err != nil {
+			inv.phase = phaseNone
+			return nil, err
+		}
+	}
+	inv.phase = phaseNone
 	return inv.dispatched(res), nil
+}
+
+// bodyStopped is the result of a body run without wrappers that ended the call's goroutine
+// (stop): its TOOL_PANIC failure, or the expiry of a deadline that elapsed first. The
+// dispatch goes on from there, with that result kept in inv.result until then.
+func (inv *Invocation) bodyStopped(stop *contain.Stop) {
+	b := &inv.bodyVal
+	inv.result = b.timed(Fail(stopFailure(inv.exec.name, b.where, stop)))
+	inv.phase = phaseResume
 }
 
 // dispatched completes the dispatch's result res: the contexts the body deferred, and
@@ -486,7 +544,7 @@ func (inv *Invocation) cancelled(res *Result) *Result {
 func (inv *Invocation) body(ctx context.Context, b *bodyRun) *Result {
 	*b = bodyRun{inv: inv, ctx: ctx, where: "the body"}
 	if stop := inv.r.bodies.Call(b); stop != nil {
-		return Fail(stopFailure(inv.exec.name, b.where, stop))
+		return b.timed(Fail(stopFailure(inv.exec.name, b.where, stop)))
 	}
 	return b.res
 }
@@ -498,12 +556,16 @@ type bodyRun struct {
 	ctx   context.Context
 	where string
 	res   *Result
+
+	// The call's deadlines armed around this run (see arm); nil when it has none.
+	dl *armedRun
 }
 
-func (b *bodyRun) run() { b.res = b.inv.bodyContained(b.ctx, &b.where) }
+func (b *bodyRun) run() { b.res = b.timed(b.inv.bodyContained(b.ctx, b)) }
 
-// bodyContained is body's work; *where names the code running, for a Goexit.
-func (inv *Invocation) bodyContained(ctx context.Context, where *string) (res *Result) {
+// bodyContained is body's work; b.where names the code running, for a Goexit.
+func (inv *Invocation) bodyContained(ctx context.Context, b *bodyRun) (res *Result) {
+	where := &b.where
 	defer func() {
 		if p := recover(); p != nil {
 			res = Fail(panicFailure(inv.exec.name, *where, p))
@@ -526,6 +588,14 @@ func (inv *Invocation) bodyContained(ctx context.Context, where *string) (res *R
 	}
 	if ctx.Err() != nil {
 		return abortResult(false)
+	}
+	if len(inv.deadlines) > 0 {
+		// Deferred, so that the timers stop and an expiry is recorded even when the body
+		// panics or ends its goroutine.
+		*where = "a deadline's clock"
+		defer b.disarm()
+		ctx = b.arm(ctx, inv.deadlines)
+		*where = "the body"
 	}
 	e := inv.r.resolve(inv.exec)
 	if e == nil {
@@ -769,6 +839,11 @@ func (c *postRun) step(i int) (d PostDecision, err error) {
 	res := c.res
 	if !h.readOnly {
 		res = res.Clone()
+	}
+	if h.decide != nil {
+		// The hooks after it decide first, without a closure for next.
+		d, err := c.step(i + 1)
+		return h.decide(c.ctx, c.exec, res, d, err)
 	}
 	return h.fn(c.ctx, c.exec, res, func() (PostDecision, error) { return c.step(i + 1) })
 }

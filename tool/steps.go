@@ -120,12 +120,21 @@ func (inv *Invocation) stopped(stop *contain.Stop) {
 		inv.prepared(nil, false, stopFailure(name, inv.where, stop))
 		inv.at = atDispatch
 	case atDispatch:
-		if inv.wrapping {
+		switch {
+		case inv.wrapping:
 			inv.wrapping = false
 			inv.stage, inv.result = stageFinal, Fail(stopFailure(name, "an around-execute wrapper", stop))
-		} else {
-			inv.stage, inv.result = stagePost, inv.dispatched(Fail(stopFailure(name, inv.bodyVal.where, stop)))
+		case inv.phase == phaseDeadline:
+			inv.stage, inv.result = stageFinal, Fail(stopFailure(name, "a deadline hook", stop))
+		case inv.phase == phaseAfter:
+			inv.stage, inv.result = stageFinal, Fail(stopFailure(name, "an after-execute hook", stop))
+		default:
+			// The body ended the call's goroutine: the dispatch goes on with its failure
+			// (the after-execute hooks, then post-execute) on a new one.
+			inv.bodyStopped(stop)
+			return
 		}
+		inv.phase = phaseNone
 		inv.at = atPost
 	case atPost:
 		inv.result = Fail(stopFailure(name, "a post-execute hook", stop))

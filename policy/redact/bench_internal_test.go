@@ -37,7 +37,9 @@ func benchExecution(b *testing.B) *tool.Execution {
 // BenchmarkHooks measures each of the policy's hooks by itself on the call path's common
 // case — a short, clean success ({"text":"hello"} rendered as indented JSON), which every
 // hook lets through unchanged without allocating — and the wrapper on a value holding a
-// secret and an escape sequence, which it cleans.
+// secret and an escape sequence, which it cleans. "wrap" and "post" are the after-execute
+// hook (clean) and the post-decision hook (decide) in the classic forms the policy used to
+// install, "after" and "decide" as Install adds them.
 func BenchmarkHooks(b *testing.B) {
 	exec := benchExecution(b)
 	p := New(Config{Env: []string{"GITHUB_TOKEN=Zx9vQ2mL7pK4"}})
@@ -62,6 +64,16 @@ func BenchmarkHooks(b *testing.B) {
 	run("post-clean", func(b *testing.B) {
 		if d, err := p.post(ctx, exec, clean, accept); err != nil || d.ReplaceContent {
 			b.Fatalf("post: %+v, %v", d, err)
+		}
+	})
+	run("after-clean", func(b *testing.B) {
+		if res, err := p.clean(ctx, exec, clean); err != nil || res != clean {
+			b.Fatalf("clean: %+v, %v", res, err)
+		}
+	})
+	run("decide-clean", func(b *testing.B) {
+		if d, err := p.decide(ctx, exec, clean, tool.PostDecision{}, nil); err != nil || d.ReplaceContent {
+			b.Fatalf("decide: %+v, %v", d, err)
 		}
 	})
 	run("done-clean", func(b *testing.B) {

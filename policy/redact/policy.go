@@ -16,9 +16,11 @@
 // --json`, an MCP client's structuredContent and a Code Mode program receive), the content
 // rendered from it (what the model reads and the session log keeps) and the presentation
 // meta (kept by the log, rendered from the value too). The policy therefore works in two
-// places. An around-execute wrapper, outermost, cleans the value the body returned and
-// hands it back to the pipeline, which validates it and renders the content and meta again
-// from the clean value; it cleans a failure's message and content directly. A post-execute
+// places. An after-execute hook (tool.Scope.AfterExecute), outermost, cleans the value the
+// body returned — after every around-execute wrapper, as an outermost wrapper would, but
+// without a frame around the body — and hands it back to the pipeline, which validates it
+// and renders the content and meta again from the clean value; it cleans a failure's
+// message and content directly. A post-execute
 // hook, outermost (installed after policy/spill), cleans the content the other post-execute
 // hooks decided on — the spill policy's preview, a denial's reason, a blocking policy's
 // feedback — and every additional context.
@@ -166,7 +168,7 @@ func Install(scope *tool.Scope, cfg Config) (undo func(), err error) {
 }
 
 // Install adds the policy's hooks to scope (the registry's global scope for every call):
-// the outermost around-execute wrapper, the outermost post-execute hook — so install it
+// the outermost after-execute hook, the outermost post-execute hook — so install it
 // after policy/spill — and a result listener that reports and forgets each call. A
 // disabled policy installs nothing. The hooks only read the results they are given
 // (cleaning returns new ones), so they register tool.ReadOnly and cost the call no copies.
@@ -178,8 +180,8 @@ func (p *Policy) Install(scope *tool.Scope) (undo func(), err error) {
 		return func() {}, nil
 	}
 	undos := []func(){
-		scope.WrapExecute(p.wrap, tool.Prepend(), tool.ReadOnly()),
-		scope.OnPostExecute(p.post, tool.Prepend(), tool.ReadOnly()),
+		scope.AfterExecute(p.clean, tool.Prepend(), tool.ReadOnly()),
+		scope.OnPostDecision(p.decide, tool.Prepend(), tool.ReadOnly()),
 		scope.OnResult(p.done, tool.ReadOnly()),
 	}
 	return func() {
@@ -235,13 +237,10 @@ func (p *Policy) Text(s string) (string, Report) {
 	return out, Report{Secrets: counts, Text: trep}
 }
 
-// wrap cleans the result a body produced: a success's value (the pipeline renders content
-// and meta again from it), a failure's message, content and meta.
-func (p *Policy) wrap(ctx context.Context, exec *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
-	res, err := next(nil)
-	if err != nil || res == nil {
-		return res, err
-	}
+// clean cleans the result a body produced: a success's value (the pipeline renders content
+// and meta again from it), a failure's message, content and meta. It returns res itself
+// when nothing needed cleaning.
+func (p *Policy) clean(_ context.Context, exec *tool.Execution, res *tool.Result) (*tool.Result, error) {
 	var rep Report
 	if !res.IsError {
 		v, changed := p.value(res.Value, &rep)
@@ -272,9 +271,9 @@ func (p *Policy) wrap(ctx context.Context, exec *tool.Execution, next func(conte
 	return out, nil
 }
 
-// post cleans the content the post-execute hooks after it decided on, and their contexts.
-func (p *Policy) post(ctx context.Context, exec *tool.Execution, res *tool.Result, next func() (tool.PostDecision, error)) (tool.PostDecision, error) {
-	d, err := next()
+// decide cleans the content the post-execute hooks after it decided on, and their
+// contexts.
+func (p *Policy) decide(_ context.Context, exec *tool.Execution, res *tool.Result, d tool.PostDecision, err error) (tool.PostDecision, error) {
 	if err != nil {
 		return d, err
 	}

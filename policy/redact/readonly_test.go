@@ -57,6 +57,18 @@ func checkedWrap(t *rapid.T, wrap tool.ExecuteFunc) tool.ExecuteFunc {
 	}
 }
 
+// checkedClean runs clean and fails the test when clean changed the result it was given.
+func checkedClean(t *rapid.T, clean tool.AfterExecuteFunc) tool.AfterExecuteFunc {
+	return func(ctx context.Context, exec *tool.Execution, res *tool.Result) (*tool.Result, error) {
+		before := res.Clone()
+		out, err := clean(ctx, exec, res)
+		if !reflect.DeepEqual(res, before) {
+			t.Fatalf("the after-execute hook changed the result it was given:\nbefore: %+v\n after: %+v", before, res)
+		}
+		return out, err
+	}
+}
+
 // checkedPost runs post and fails the test when post changed the result it was given.
 func checkedPost(t *rapid.T, post tool.PostExecuteFunc) tool.PostExecuteFunc {
 	return func(ctx context.Context, exec *tool.Execution, res *tool.Result, next func() (tool.PostDecision, error)) (tool.PostDecision, error) {
@@ -107,7 +119,7 @@ func TestPropertyHooksOnlyRead(t *testing.T) {
 			})
 			// Installed as Policy.Install and spill's Install do, but checked.
 			g.OnPostExecute(checkedPost(t, sp.PostExecute), append([]tool.HookOption{tool.Prepend()}, opts...)...)
-			g.WrapExecute(checkedWrap(t, p.wrap), append([]tool.HookOption{tool.Prepend()}, opts...)...)
+			g.AfterExecute(checkedClean(t, p.clean), append([]tool.HookOption{tool.Prepend()}, opts...)...)
 			g.OnPostExecute(checkedPost(t, p.post), append([]tool.HookOption{tool.Prepend()}, opts...)...)
 			g.OnResult(p.done, opts...)
 			args, _ := toArgs(in)

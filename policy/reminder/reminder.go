@@ -172,7 +172,7 @@ func (r *Reminder) Install(scope *tool.Scope) (undo func(), err error) {
 	if scope == nil {
 		return nil, errors.New("repeat-tool-reminder: Install needs a scope (use reg.Global() for every agent)")
 	}
-	return scope.OnPostExecute(r.PostExecute, tool.ReadOnly()), nil
+	return scope.OnPostDecision(r.decide, tool.ReadOnly()), nil
 }
 
 // PostExecute is the reminder's post-execute hook: it advances the calling agent's chain,
@@ -181,6 +181,19 @@ func (r *Reminder) Install(scope *tool.Scope) (undo func(), err error) {
 func (r *Reminder) PostExecute(_ context.Context, exec *tool.Execution, _ *tool.Result, next func() (tool.PostDecision, error)) (tool.PostDecision, error) {
 	msg, ok := r.observe(exec)
 	d, err := next()
+	return r.decided(msg, ok, d, err)
+}
+
+// decide is PostExecute as a hook that runs once the later hooks decided d (or failed with
+// err): Install registers it with OnPostDecision, which saves the call the closure for next.
+// It observes the call after the later hooks instead of before them, which they cannot tell.
+func (r *Reminder) decide(_ context.Context, exec *tool.Execution, _ *tool.Result, d tool.PostDecision, err error) (tool.PostDecision, error) {
+	msg, ok := r.observe(exec)
+	return r.decided(msg, ok, d, err)
+}
+
+// decided adds the reminder msg, when ok, to the decision d of the hooks after it.
+func (r *Reminder) decided(msg content.Message, ok bool, d tool.PostDecision, err error) (tool.PostDecision, error) {
 	if err != nil || !ok {
 		return d, err
 	}

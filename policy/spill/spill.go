@@ -160,13 +160,19 @@ func (p *Policy) Install(scope *tool.Scope) (undo func(), err error) {
 	if !p.Enabled() {
 		return func() {}, nil
 	}
-	return scope.OnPostExecute(p.PostExecute, tool.Prepend(), tool.ReadOnly()), nil
+	return scope.OnPostDecision(p.decide, tool.Prepend(), tool.ReadOnly()), nil
 }
 
 // PostExecute is the model-facing arm: it lets the later hooks decide, then bounds the
 // content of the accepted result.
 func (p *Policy) PostExecute(ctx context.Context, exec *tool.Execution, res *tool.Result, next func() (tool.PostDecision, error)) (tool.PostDecision, error) {
 	d, err := next()
+	return p.decide(ctx, exec, res, d, err)
+}
+
+// decide is PostExecute once the later hooks decided d (or failed with err); Install
+// registers it with OnPostDecision, which saves the call the closure for next.
+func (p *Policy) decide(ctx context.Context, exec *tool.Execution, res *tool.Result, d tool.PostDecision, err error) (tool.PostDecision, error) {
 	if err != nil || !p.Enabled() || d.Block || d.ReplaceValue || exec.Parent() != nil || exec.Name() == ReadToolName {
 		return d, err
 	}

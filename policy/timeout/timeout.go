@@ -2,12 +2,13 @@
 // declares (tool.Definition.Timeout, tool.WithTimeout) into a deadline on the call's context
 // and reports an expired budget to the model as a TOOL_TIMEOUT failure.
 //
-// The policy is one around-execute wrapper. For a call whose visible definition declares no
-// budget it calls next with the context it was given, untouched. Otherwise it derives a
+// Install adds the policy as a deadline hook (tool.Scope.OnDeadline): the pipeline itself
+// arms the budget around the body, on the goroutine that runs it, so the policy costs a
+// call neither a wrapper frame nor a goroutine of its own for the body. A call whose visible
+// definition declares no budget keeps its context untouched. Otherwise the body runs under a
 // context that is cancelled when the budget elapses (with a cause private to this call) or
-// when the context it was given is cancelled, runs the rest of the chain under it, and, when
-// its own deadline fired first, replaces whatever the call produced — a success, the tool's
-// own abort error, or the registry's ABORTED — by
+// when the call's context is cancelled, and, when the budget elapsed first, whatever the body
+// produced — a success, the tool's own abort error, or the registry's ABORTED — is replaced by
 //
 //	Error: tool call timed out after <ms>ms      (info {name: ToolTimeoutError, code: TOOL_TIMEOUT})
 //
@@ -18,8 +19,10 @@
 // pipeline waits for it to return (it never abandons a running body), and only then is the
 // result replaced. Tools that do I/O must pass their context down to honour their budget.
 //
-// Wrapper order decides what a budget covers: installed before (outside) a retry wrapper the
-// budget spans every attempt; installed after (inside) it, each attempt gets the full budget.
+// Installed, the budget covers each run of the body, inside every around-execute wrapper: a
+// retry wrapper gives each attempt the full budget. Wrapper is the same policy as an
+// around-execute wrapper for a chain that needs the budget elsewhere: placed before
+// (outside) a retry wrapper, the budget spans every attempt.
 package timeout
 
 import (
@@ -71,10 +74,9 @@ type reason struct{ budget time.Duration }
 func (r *reason) Error() string { return "tool call timed out after " + FormatMillis(r.budget) + "ms" }
 func (r *reason) Unwrap() error { return ErrToolTimeout }
 
-// Install adds the timeout wrapper to scope (the registry's global scope covers every call;
-// an agent's scope only that agent's calls and its descendants'). The returned function
-// removes it. The wrapper never looks into the result next returns, so it registers
-// tool.ReadOnly: it costs the call no copy of the result.
+// Install adds the policy to scope (the registry's global scope covers every call; an
+// agent's scope only that agent's calls and its descendants') as a deadline hook
+// (DeadlineFunc). The returned function removes it.
 func Install(scope *tool.Scope, cfg Config) (undo func(), err error) {
 	if scope == nil {
 		return nil, errors.New("timeout: Install needs a scope (use reg.Global() for every call)")
@@ -82,22 +84,53 @@ func Install(scope *tool.Scope, cfg Config) (undo func(), err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return scope.WrapExecute(Wrapper(scope.Registry(), cfg), tool.ReadOnly()), nil
+	return scope.OnDeadline(DeadlineFunc(scope.Registry(), cfg)), nil
+}
+
+// DeadlineFunc returns the policy as a deadline hook for reg: each call gets the budget its
+// visible definition declares, armed by the pipeline around the body, with a cause of its
+// own and the TOOL_TIMEOUT failure for an expiry. A budget above MaxBudget fails the call
+// before its body runs.
+func DeadlineFunc(reg *tool.Registry, cfg Config) tool.DeadlineFunc {
+	var after func(time.Duration, func()) func() bool
+	if cfg.Clock != nil {
+		after = cfg.Clock.AfterFunc
+	}
+	return func(exec *tool.Execution) (tool.Deadline, error) {
+		budget, err := budgetOf(reg, exec)
+		if err != nil || budget <= 0 {
+			return tool.Deadline{}, err
+		}
+		return tool.Deadline{Budget: budget, Cause: &reason{budget: budget}, Expired: expired(budget), AfterFunc: after}, nil
+	}
+}
+
+// budgetOf returns the budget the definition of exec's tool visible to its agent declares:
+// zero for none (or no such tool), an error above MaxBudget.
+func budgetOf(reg *tool.Registry, exec *tool.Execution) (time.Duration, error) {
+	def := reg.Get(exec.Name(), exec.Agent())
+	if def == nil || def.Timeout <= 0 {
+		return 0, nil
+	}
+	if def.Timeout > MaxBudget {
+		return 0, fmt.Errorf("deadline timeoutMs must be a positive finite number no greater than %d (tool %q declares %sms)",
+			int64(math.MaxInt32), exec.Name(), FormatMillis(def.Timeout))
+	}
+	return def.Timeout, nil
 }
 
 // Wrapper returns the timeout policy's around-execute function for reg, for callers that
 // place it in a wrapper chain themselves. It reads each call's budget from the definition
-// visible to the call's agent in reg.
+// visible to the call's agent in reg. Installed as a wrapper, the policy makes the body of
+// every call run on a goroutine of its own (see tool.ExecuteFunc); Install does not.
 func Wrapper(reg *tool.Registry, cfg Config) tool.ExecuteFunc {
 	return func(ctx context.Context, exec *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
-		def := reg.Get(exec.Name(), exec.Agent())
-		if def == nil || def.Timeout <= 0 {
-			return next(ctx)
+		budget, err := budgetOf(reg, exec)
+		if err != nil {
+			return nil, err
 		}
-		budget := def.Timeout
-		if budget > MaxBudget {
-			return nil, fmt.Errorf("deadline timeoutMs must be a positive finite number no greater than %d (tool %q declares %sms)",
-				int64(math.MaxInt32), exec.Name(), FormatMillis(budget))
+		if budget <= 0 {
+			return next(ctx)
 		}
 		own := &reason{budget: budget}
 		dctx, cancel := arm(ctx, cfg.Clock, budget, own)
@@ -127,12 +160,15 @@ func arm(ctx context.Context, clock Clock, budget time.Duration, own error) (con
 }
 
 // Result returns the TOOL_TIMEOUT failure of a call whose budget elapsed.
-func Result(budget time.Duration) *tool.Result {
-	return tool.Fail(&tool.Error{
+func Result(budget time.Duration) *tool.Result { return tool.Fail(expired(budget)) }
+
+// expired is the TOOL_TIMEOUT error of a call whose budget elapsed.
+func expired(budget time.Duration) *tool.Error {
+	return &tool.Error{
 		Name:    "ToolTimeoutError",
 		Code:    tool.CodeToolTimeout,
 		Message: "tool call timed out after " + FormatMillis(budget) + "ms",
-	})
+	}
 }
 
 // FormatMillis renders d in milliseconds as JavaScript renders a number: 30000, 1.5.

@@ -1,0 +1,110 @@
+package redact
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/policy/spill"
+	"github.com/dsh-go/dsh/tool"
+)
+
+// TestPropertyAfterExecuteEqualsWrapper: the policy as Install adds it (an after-execute
+// hook, which leaves the body on the call's goroutine) ends every call exactly as the
+// policy as an outermost around-execute wrapper did — results, reports and the texts spill
+// saves — on successes and failures, clean, redacted, cleaned or spilled, with another
+// wrapper inside it and a later post-execute context.
+func TestPropertyAfterExecuteEqualsWrapper(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		in := mixIn{
+			Text: drawText(t, "text"),
+			List: []string{drawText(t, "item0"), drawText(t, "item1")},
+			Fail: rapid.IntRange(0, 3).Draw(t, "fail") == 0,
+		}
+		hookContext := drawText(t, "context")
+		run := func(asWrapper bool) (string, []string, []string) {
+			reg := newMixRegistry(t, tool.Render(func(_ mixIn, o mixOut) ([]content.Block, error) {
+				return content.Texts("out: " + o.Text + "|" + strings.Join(o.List, "|")), nil
+			}))
+			var reports []string
+			p := New(Config{Env: []string{"SERVICE_TOKEN=Zx9vQ2mL7pK4"}, Report: func(_ context.Context, _ *tool.Execution, r Report) {
+				reports = append(reports, r.String())
+			}})
+			store := &savedTexts{}
+			sp, err := spill.New(spill.Config{MaxInlineBytes: 300, Store: store, Original: p.Original})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := reg.Global()
+			g.OnPostExecute(func(_ context.Context, _ *tool.Execution, _ *tool.Result, next func() (tool.PostDecision, error)) (tool.PostDecision, error) {
+				d, err := next()
+				d.AdditionalContexts = append(d.AdditionalContexts, content.Message{ID: "m", Role: content.RoleUser, Content: content.Texts(hookContext)})
+				return d, err
+			})
+			// Another wrapper, inside the policy either way. It passes the body's result
+			// on: one that replaces it is where the two forms differ, the wrapper form for
+			// the worse (TestAfterExecuteCleansReplacement).
+			g.WrapExecute(func(ctx context.Context, _ *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
+				return next(ctx)
+			})
+			if _, err := sp.Install(g); err != nil {
+				t.Fatal(err)
+			}
+			if asWrapper {
+				g.WrapExecute(p.wrap, tool.Prepend(), tool.ReadOnly())
+				g.OnPostExecute(p.post, tool.Prepend(), tool.ReadOnly())
+				g.OnResult(p.done, tool.ReadOnly())
+			} else if _, err := p.Install(g); err != nil {
+				t.Fatal(err)
+			}
+			args, _ := toArgs(in)
+			res := reg.Execute(context.Background(), tool.Input{CallID: "c1", Name: "mix", Args: args})
+			b, err := res.MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b), reports, store.texts
+		}
+		gotRes, gotReports, gotSaved := run(false)
+		wantRes, wantReports, wantSaved := run(true)
+		if gotRes != wantRes {
+			t.Fatalf("result\nafter-execute: %s\n      wrapper: %s", gotRes, wantRes)
+		}
+		if !reflect.DeepEqual(gotReports, wantReports) {
+			t.Fatalf("reports\nafter-execute: %q\n      wrapper: %q", gotReports, wantReports)
+		}
+		if !reflect.DeepEqual(gotSaved, wantSaved) {
+			t.Fatalf("spilled texts\nafter-execute: %q\n      wrapper: %q", gotSaved, wantSaved)
+		}
+	})
+}
+
+// TestAfterExecuteCleansReplacement: a wrapper that replaces the body's result with a Go
+// value (a map here) has its value cleaned too. The policy as an outermost wrapper saw that
+// value before the pipeline made it canonical and let a secret in a map through (and, with
+// no content rendered yet, kept an empty original for spill); as an after-execute hook it
+// sees the canonical value and the content rendered from it.
+func TestAfterExecuteCleansReplacement(t *testing.T) {
+	reg := newMixRegistry(t)
+	reg.WrapExecute(func(ctx context.Context, _ *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
+		if _, err := next(ctx); err != nil {
+			return nil, err
+		}
+		return &tool.Result{Value: map[string]any{"text": "key AKIAIOSFODNN7EXAMPLE", "list": []any{}}}, nil
+	})
+	if _, err := Install(reg.Global(), Config{}); err != nil {
+		t.Fatal(err)
+	}
+	res := reg.Execute(t.Context(), tool.Input{CallID: "c1", Name: "mix", Args: map[string]any{"text": "hi", "list": []any{}}})
+	b, err := res.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "AKIA") || !strings.Contains(string(b), `"text":"key [REDACTED:aws-access-token]"`) {
+		t.Errorf("result %s: want the replacement's secret redacted in the value", b)
+	}
+}
