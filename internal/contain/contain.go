@@ -70,6 +70,9 @@ func (c *call[T]) run() {
 type Runner[T any] struct {
 	f    func(T)
 	free sync.Pool // of *slot[T]
+
+	ws   *Workers  // nil: a new goroutine for every call
+	anyF func(any) // f for the Workers' goroutines
 }
 
 // NewRunner returns a Runner that runs f.
@@ -77,9 +80,24 @@ func NewRunner[T any](f func(T)) *Runner[T] {
 	return &Runner[T]{f: f}
 }
 
-// Call runs f(arg) on a new goroutine and waits until it has ended, like CallWith: nil when
+// NewRunnerOn returns a Runner that runs f on the goroutines of ws, or, when ws is nil, on a
+// new goroutine for every call as NewRunner's does. Several Runners can share one Workers.
+// With Workers, a call allocates nothing when T is a pointer (or another type that fits in
+// an interface value without allocating).
+func NewRunnerOn[T any](ws *Workers, f func(T)) *Runner[T] {
+	r := &Runner[T]{f: f, ws: ws}
+	if ws != nil {
+		r.anyF = func(a any) { f(a.(T)) }
+	}
+	return r
+}
+
+// Call runs f(arg) on another goroutine and waits until it has ended, like CallWith: nil when
 // f returned normally, or how it stopped.
 func (r *Runner[T]) Call(arg T) *Stop {
+	if r.ws != nil {
+		return r.ws.call(r.anyF, arg)
+	}
 	s, _ := r.free.Get().(*slot[T])
 	if s == nil {
 		s = &slot[T]{r: r, done: make(chan struct{}, 1)}
