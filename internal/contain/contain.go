@@ -4,7 +4,8 @@
 // A deferred recover stops a panic but not runtime.Goexit: a function that calls Goexit (as
 // testing.T.FailNow does) ends the goroutine it runs on after running its deferred calls, so
 // a caller waiting for its result would wait forever. Call runs the function on a goroutine
-// of its own and reports how it ended.
+// of its own and reports how it ended. A Runner does the same for one function called again
+// and again; on Workers it hands the calls to goroutines kept parked between calls.
 package contain
 
 import "sync"
@@ -64,7 +65,8 @@ func (c *call[T]) run() {
 // Runner is CallWith for one function called again and again, as on a hot path. It keeps the
 // state of finished runs (the new goroutine's start function and the signal that it ended)
 // for the next call, so that a call allocates nothing once the runner is warm. The goroutine
-// itself is new for every call: a function that calls runtime.Goexit ends only its own.
+// itself is new for every call, or, for a Runner made with NewRunnerOn, one of its Workers:
+// either way a function that calls runtime.Goexit ends only the goroutine it ran on.
 //
 // A Runner is safe for concurrent use; its zero value is not usable, use NewRunner.
 type Runner[T any] struct {
