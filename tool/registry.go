@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -49,7 +50,8 @@ type Config struct {
 	// caller's, so that a runtime.Goexit in them ends in a TOOL_PANIC result instead of the
 	// caller's goroutine; a kept goroutine saves starting one per call (about half of that
 	// hand-off's cost). Zero keeps none: every call starts a goroutine of its own. A
-	// registry with Workers must be closed with Close, which ends them; negative values are
+	// registry with Workers is to be closed with Close, which ends them (one dropped without
+	// Close ends them when the garbage collector finds it unreachable); negative values are
 	// refused.
 	Workers int
 }
@@ -118,6 +120,9 @@ func NewRegistry(cfg Config) (*Registry, error) {
 			return nil, fmt.Errorf("tool: %w", err)
 		}
 		r.workers = ws
+		// A registry dropped without Close still ends its goroutines once it is collected:
+		// they hold nothing of the registry, only ws does.
+		runtime.AddCleanup(r, (*contain.Workers).Close, ws)
 	}
 	r.stages = contain.NewRunnerOn(r.workers, (*Invocation).run)
 	r.bodies = contain.NewRunnerOn(r.workers, (*bodyRun).run)

@@ -87,3 +87,22 @@ func TestWorkersClose(t *testing.T) {
 	}
 	reg.Close()
 }
+
+// TestWorkersEndWithRegistry checks the safety net for a registry dropped without Close: once
+// the garbage collector finds it unreachable, its kept goroutines end.
+func TestWorkersEndWithRegistry(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	func() {
+		reg, err := tool.NewRegistry(tool.Config{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		register(t, reg, bodyTool("echo", func(context.Context, *tool.Call) (any, error) { return "ok", nil }))
+		if res := reg.Execute(context.Background(), tool.Input{CallID: "c", Name: "echo", Args: &jsonv.Object{}}); res.IsError {
+			t.Fatal(res.Error.Message)
+		}
+	}()
+	// The registry is unreachable now; the collection queues its cleanup, which runs on the
+	// runtime's cleanup goroutine and ends the idle goroutine (goleak waits for that).
+	runtime.GC()
+}
