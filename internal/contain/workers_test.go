@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+	"pgregory.net/rapid"
 )
 
 func newTestWorkers(t *testing.T, idle int) *Workers {
@@ -246,4 +247,40 @@ func TestWorkersThreadLocks(t *testing.T) {
 		t.Fatalf("the locked goroutine ran %d of 3 calls", ran)
 	}
 	ws.Close()
+}
+
+// TestPropWorkersMatchRunner checks that a Runner on Workers reports every way a function
+// ends exactly as a Runner with a goroutine per call does, over random sequences of calls
+// on one Workers (so that goroutines are reused after panics and replaced after Goexits).
+func TestPropWorkersMatchRunner(t *testing.T) {
+	ends := []func(v int){
+		func(int) {},                   // returns
+		func(v int) { panic(v) },       // panics
+		func(int) { runtime.Goexit() }, // calls Goexit
+		func(v int) { // panics while a Goexit is under way
+			defer func() { panic(v) }()
+			runtime.Goexit()
+		},
+		func(v int) { // calls Goexit after a recovered panic
+			defer runtime.Goexit()
+			panic(v)
+		},
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		ws, err := NewWorkers(rapid.IntRange(1, 3).Draw(t, "idle"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.Close()
+		type call struct{ end, v int }
+		f := func(c call) { ends[c.end](c.v) }
+		fresh, kept := NewRunner(f), NewRunnerOn(ws, f)
+		for i, end := range rapid.SliceOfN(rapid.IntRange(0, len(ends)-1), 1, 20).Draw(t, "ends") {
+			c := call{end: end, v: i}
+			want, got := fresh.Call(c), kept.Call(c)
+			if (want == nil) != (got == nil) || want != nil && *want != *got {
+				t.Fatalf("call %d (end %d): Workers stop %+v, Runner stop %+v", i, end, got, want)
+			}
+		}
+	})
 }
