@@ -19,11 +19,14 @@ import (
 // The 6: the invocation, the snapshot of the arguments (one: a small object and its members
 // together), the output object (one, likewise) and its boxed string member, the rendered
 // text's buffer, and the result with its content block.
+// It holds with and without kept goroutines (Config.Workers).
 func TestExecuteTypedAllocations(t *testing.T) {
-	reg := newEchoRegistry(t)
-	call := echoCall(t, reg)
-	if got := testing.AllocsPerRun(200, call); got > 6 {
-		t.Errorf("a trivial typed call makes %v allocations, want at most 6", got)
+	for _, workers := range []int{benchWorkers, 0} {
+		reg := newEchoRegistryWith(t, tool.Config{Workers: workers})
+		call := echoCall(t, reg)
+		if got := testing.AllocsPerRun(200, call); got > 6 {
+			t.Errorf("Workers %d: a trivial typed call makes %v allocations, want at most 6", workers, got)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package tool_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"strings"
@@ -251,6 +252,14 @@ func TestHostileCode(t *testing.T) {
 // runs ends the call in a TOOL_PANIC result naming where, on the caller's goroutine; in a
 // result listener it is logged and changes nothing. Nothing hangs: every call returns.
 func TestGoexit(t *testing.T) {
+	// Each case runs with a goroutine per call and on a registry's kept goroutines
+	// (Config.Workers), where a Goexit ends one of them and a later call gets another.
+	for _, workers := range []int{0, 2} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) { testGoexit(t, workers) })
+	}
+}
+
+func testGoexit(t *testing.T, workers int) {
 	goexitMsg := func(where string) string { return `tool "t": ` + where + ` called runtime.Goexit` }
 	tests := []struct {
 		name  string
@@ -316,7 +325,7 @@ func TestGoexit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			logs := &logCapture{}
-			reg := newReg(t, tool.Config{Logger: slog.New(logs)})
+			reg := newReg(t, tool.Config{Logger: slog.New(logs), Workers: workers})
 			body := tt.body
 			if body == nil {
 				body = func(context.Context, *tool.Call) (any, error) { return "ok", nil }
@@ -335,21 +344,24 @@ func TestGoexit(t *testing.T) {
 				results.inc("after")
 				return nil
 			})
-			res := reg.Execute(context.Background(), tool.Input{CallID: "c", Name: "t", Args: &jsonv.Object{}, Agent: reg.NewScope("a", nil)})
-			checkInvariants(t, res)
-			if !res.IsError || res.Error.Message != tt.msg || res.Error.Info == nil || res.Error.Info.Code != tool.CodeToolPanic || res.Error.Info.Name != "ToolPanicError" {
-				t.Errorf("result = %s", resultJSON(t, res))
-			}
-			if results.get("r") != 1 || results.get("after") != 1 {
-				t.Errorf("result listeners ran %d and %d times, want once each", results.get("r"), results.get("after"))
-			}
-			if got := logs.messages(); len(got) != 1 || got[0] != `WARN tool "t" (c): tools/result observer called runtime.Goexit` {
-				t.Errorf("logs = %q", got)
+			// The second call runs where the first one's Goexits ended goroutines.
+			for round := 1; round <= 2; round++ {
+				res := reg.Execute(context.Background(), tool.Input{CallID: "c", Name: "t", Args: &jsonv.Object{}, Agent: reg.NewScope("a", nil)})
+				checkInvariants(t, res)
+				if !res.IsError || res.Error.Message != tt.msg || res.Error.Info == nil || res.Error.Info.Code != tool.CodeToolPanic || res.Error.Info.Name != "ToolPanicError" {
+					t.Errorf("round %d: result = %s", round, resultJSON(t, res))
+				}
+				if results.get("r") != round || results.get("after") != round {
+					t.Errorf("round %d: result listeners ran %d and %d times, want %d each", round, results.get("r"), results.get("after"), round)
+				}
+				if got := logs.messages(); len(got) != round || got[round-1] != `WARN tool "t" (c): tools/result observer called runtime.Goexit` {
+					t.Errorf("round %d: logs = %q", round, got)
+				}
 			}
 		})
 	}
 	t.Run("finalize-content", func(t *testing.T) {
-		reg := newReg(t)
+		reg := newReg(t, tool.Config{Workers: workers})
 		d := bodyTool("t", func(context.Context, *tool.Call) (any, error) { return "ok", nil })
 		d.FinalizeContent = func(*tool.Execution, *tool.Result) ([]content.Block, error) {
 			runtime.Goexit()
@@ -363,7 +375,7 @@ func TestGoexit(t *testing.T) {
 		}
 	})
 	t.Run("a wrapper's Goexit waits for the body it started", func(t *testing.T) {
-		reg := newReg(t)
+		reg := newReg(t, tool.Config{Workers: workers})
 		started, release := make(chan struct{}), make(chan struct{})
 		var finished atomic.Bool
 		register(t, reg, bodyTool("t", func(context.Context, *tool.Call) (any, error) {

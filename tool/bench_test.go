@@ -22,10 +22,21 @@ type echoOut struct {
 
 func newEchoRegistry(tb testing.TB) *tool.Registry {
 	tb.Helper()
-	reg, err := tool.NewRegistry(tool.Config{})
+	return newEchoRegistryWith(tb, tool.Config{Workers: benchWorkers})
+}
+
+// benchWorkers is the Config.Workers of the benchmarks' and allocation tests' registries: a
+// few kept goroutines, as dsh's own registry keeps.
+const benchWorkers = 4
+
+// newEchoRegistryWith is newEchoRegistry with cfg; the registry is closed when tb ends.
+func newEchoRegistryWith(tb testing.TB, cfg tool.Config) *tool.Registry {
+	tb.Helper()
+	reg, err := tool.NewRegistry(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	tb.Cleanup(reg.Close)
 	def := tool.Must(tool.New("echo", "Echoes its text.",
 		func(ctx context.Context, call *tool.Call, in echoArgs) (echoOut, error) {
 			return echoOut(in), nil
@@ -65,6 +76,22 @@ func cpuPerOp(b *testing.B) func() {
 // BenchmarkExecuteTyped measures a trivial typed tool through the full pipeline, no hooks.
 func BenchmarkExecuteTyped(b *testing.B) {
 	reg := newEchoRegistry(b)
+	args, _ := jsonv.ParseString(`{"text":"hello"}`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	defer cpuPerOp(b)()
+	for b.Loop() {
+		res := reg.Execute(ctx, tool.Input{CallID: "c1", Name: "echo", Args: args})
+		if res.IsError {
+			b.Fatal(res.Error.Message)
+		}
+	}
+}
+
+// BenchmarkExecuteTypedNoWorkers is BenchmarkExecuteTyped on a registry without
+// Config.Workers: the call's steps run on a goroutine started for the call.
+func BenchmarkExecuteTypedNoWorkers(b *testing.B) {
+	reg := newEchoRegistryWith(b, tool.Config{})
 	args, _ := jsonv.ParseString(`{"text":"hello"}`)
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -31,6 +31,11 @@ func newReg(tb TB, cfgs ...tool.Config) *tool.Registry {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	if c, ok := tb.(interface{ Cleanup(func()) }); ok {
+		c.Cleanup(reg.Close)
+	} else if cfg.Workers > 0 {
+		tb.Fatal("newReg: a registry with Workers needs a test that can close it")
+	}
 	return reg
 }
 

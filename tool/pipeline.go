@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/dsh-go/dsh/content"
 	"github.com/dsh-go/dsh/internal/contain"
@@ -129,8 +130,10 @@ func (r *Registry) prepareInput(ctx context.Context, in Input, admitted bool) *I
 		agent = nil
 	}
 	inv := &Invocation{r: r, ctx: ctx}
-	inv.execVal = Execution{callID: in.CallID, rootCallID: root, name: in.Name, agent: agent, parent: in.Parent, token: &inv.tokVal}
+	// Field by field: a composite literal would be built aside and copied in whole.
 	exec := &inv.execVal
+	exec.callID, exec.rootCallID, exec.name = in.CallID, root, in.Name
+	exec.agent, exec.parent, exec.token = agent, in.Parent, &inv.tokVal
 	inv.exec = exec
 	inv.startTrace(&in)
 
@@ -697,11 +700,16 @@ func (inv *Invocation) success(e *entry, value any, owned, flat bool) (*Result, 
 		if err != nil {
 			return nil, outputError(def.Name, "output.render failed: "+ErrorMessage(err))
 		}
-		rb := &renderedResult{block: [1]content.Block{content.Text(text)}}
-		if checkBlocks(rb.block[:]) != nil {
+		// Filled in place rather than from composite literals, which would be built aside
+		// and copied in. The block holds only its type and the text, so checkBlocks comes
+		// down to the text's UTF-8.
+		rb := new(renderedResult)
+		b := &rb.block[0]
+		b.Type, b.Text = content.TypeText, text
+		if !utf8.ValidString(text) {
 			return nil, outputError(def.Name, "output.render returned non-lossless JSON")
 		}
-		rb.res = Result{Value: v, Content: rb.block[:]}
+		rb.res.Value, rb.res.Content = v, rb.block[:]
 		res = &rb.res
 	} else {
 		blocks, err := callRender(def.Output.Render, copyOf(args), copyOf(v))

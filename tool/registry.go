@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -44,6 +45,15 @@ type Config struct {
 	// fails INVALID_ARGS before any hook or body sees it. Zero means DefaultMaxArgBytes;
 	// negative values are refused.
 	MaxArgBytes int
+	// Workers is how many goroutines the registry keeps waiting between calls to run the
+	// calls' hooks, wrappers and bodies. A call's steps run on a goroutine other than the
+	// caller's, so that a runtime.Goexit in them ends in a TOOL_PANIC result instead of the
+	// caller's goroutine; a kept goroutine saves starting one per call (about half of that
+	// hand-off's cost). Zero keeps none: every call starts a goroutine of its own. A
+	// registry with Workers is to be closed with Close, which ends them (one dropped without
+	// Close ends them when the garbage collector finds it unreachable); negative values are
+	// refused.
+	Workers int
 }
 
 // DefaultMaxArgBytes is the default of Config.MaxArgBytes: 1 MiB.
@@ -73,8 +83,9 @@ type Registry struct {
 
 	// The contained runs of a call's steps and of a body under around-execute wrappers,
 	// kept warm so that a call allocates no goroutine start-up state.
-	stages *contain.Runner[*Invocation]
-	bodies *contain.Runner[*bodyRun]
+	stages  *contain.Runner[*Invocation]
+	bodies  *contain.Runner[*bodyRun]
+	workers *contain.Workers // Config.Workers' goroutines; nil without
 }
 
 // NewRegistry returns an empty registry. It returns an error for an invalid mode.
@@ -97,12 +108,35 @@ func NewRegistry(cfg Config) (*Registry, error) {
 	if maxArgs == 0 {
 		maxArgs = DefaultMaxArgBytes
 	}
+	if cfg.Workers < 0 {
+		return nil, fmt.Errorf("tool: Workers must not be negative, got %d", cfg.Workers)
+	}
 	r := &Registry{mode: mode, logger: logger, maxArgs: maxArgs, global: &layer{}, layers: map[*Scope]*layer{}}
 	r.root = &Scope{reg: r, name: "global", global: true}
 	r.hooks.Store(&hookSet{})
-	r.stages = contain.NewRunner((*Invocation).run)
-	r.bodies = contain.NewRunner((*bodyRun).run)
+	if cfg.Workers > 0 {
+		ws, err := contain.NewWorkers(cfg.Workers)
+		if err != nil {
+			return nil, fmt.Errorf("tool: %w", err)
+		}
+		r.workers = ws
+		// A registry dropped without Close still ends its goroutines once it is collected:
+		// they hold nothing of the registry, only ws does.
+		runtime.AddCleanup(r, (*contain.Workers).Close, ws)
+	}
+	r.stages = contain.NewRunnerOn(r.workers, (*Invocation).run)
+	r.bodies = contain.NewRunnerOn(r.workers, (*bodyRun).run)
 	return r, nil
+}
+
+// Close ends the goroutines the registry keeps for calls (Config.Workers) and waits until
+// the idle ones have returned; one running a call ends when the call has. The registry stays
+// usable: a later call starts a goroutine of its own, as without Workers. Close is
+// idempotent, and does nothing for a registry without Workers.
+func (r *Registry) Close() {
+	if r.workers != nil {
+		r.workers.Close()
+	}
 }
 
 // MaxArgBytes returns the cap on one call's arguments (Config.MaxArgBytes with its default).

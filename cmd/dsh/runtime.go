@@ -123,11 +123,13 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 		cfg.Mode = tool.ModeNative
 	}
 	c := cfg.Config
-	reg, err := tool.NewRegistry(tool.Config{Mode: cfg.Mode, MaxArgBytes: c.Limits.MaxArgBytes})
+	// Workers: goroutines kept for the calls' contained steps (a wrapped call uses two);
+	// the first undo, so the registry's Close runs last.
+	reg, err := tool.NewRegistry(tool.Config{Mode: cfg.Mode, MaxArgBytes: c.Limits.MaxArgBytes, Workers: 8})
 	if err != nil {
 		return nil, err
 	}
-	rt := &runtime{reg: reg, workspace: ws, tracing: tracingOf(ctx)}
+	rt := &runtime{reg: reg, workspace: ws, tracing: tracingOf(ctx), undos: []func(){reg.Close}}
 	rt.undos = append(rt.undos, observeCalls(rt.tracing, reg))
 	defer func() {
 		if err != nil {

@@ -4,7 +4,8 @@
 // A deferred recover stops a panic but not runtime.Goexit: a function that calls Goexit (as
 // testing.T.FailNow does) ends the goroutine it runs on after running its deferred calls, so
 // a caller waiting for its result would wait forever. Call runs the function on a goroutine
-// of its own and reports how it ended.
+// of its own and reports how it ended. A Runner does the same for one function called again
+// and again; on Workers it hands the calls to goroutines kept parked between calls.
 package contain
 
 import "sync"
@@ -64,12 +65,16 @@ func (c *call[T]) run() {
 // Runner is CallWith for one function called again and again, as on a hot path. It keeps the
 // state of finished runs (the new goroutine's start function and the signal that it ended)
 // for the next call, so that a call allocates nothing once the runner is warm. The goroutine
-// itself is new for every call: a function that calls runtime.Goexit ends only its own.
+// itself is new for every call, or, for a Runner made with NewRunnerOn, one of its Workers:
+// either way a function that calls runtime.Goexit ends only the goroutine it ran on.
 //
 // A Runner is safe for concurrent use; its zero value is not usable, use NewRunner.
 type Runner[T any] struct {
 	f    func(T)
 	free sync.Pool // of *slot[T]
+
+	ws   *Workers  // nil: a new goroutine for every call
+	anyF func(any) // f for the Workers' goroutines
 }
 
 // NewRunner returns a Runner that runs f.
@@ -77,9 +82,24 @@ func NewRunner[T any](f func(T)) *Runner[T] {
 	return &Runner[T]{f: f}
 }
 
-// Call runs f(arg) on a new goroutine and waits until it has ended, like CallWith: nil when
+// NewRunnerOn returns a Runner that runs f on the goroutines of ws, or, when ws is nil, on a
+// new goroutine for every call as NewRunner's does. Several Runners can share one Workers.
+// With Workers, a call allocates nothing when T is a pointer (or another type that fits in
+// an interface value without allocating).
+func NewRunnerOn[T any](ws *Workers, f func(T)) *Runner[T] {
+	r := &Runner[T]{f: f, ws: ws}
+	if ws != nil {
+		r.anyF = func(a any) { f(a.(T)) }
+	}
+	return r
+}
+
+// Call runs f(arg) on another goroutine and waits until it has ended, like CallWith: nil when
 // f returned normally, or how it stopped.
 func (r *Runner[T]) Call(arg T) *Stop {
+	if r.ws != nil {
+		return r.ws.call(r.anyF, arg)
+	}
 	s, _ := r.free.Get().(*slot[T])
 	if s == nil {
 		s = &slot[T]{r: r, done: make(chan struct{}, 1)}

@@ -86,3 +86,20 @@ func BenchmarkHandoffCoroutinePerCall(b *testing.B) {
 		stop()
 	}
 }
+
+// BenchmarkWorkersCPU is BenchmarkRunnerCPU on Workers: a parked goroutine whose stack is
+// already grown, woken by a channel send.
+func BenchmarkWorkersCPU(b *testing.B) {
+	ws, err := NewWorkers(1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ws.Close()
+	r := NewRunnerOn(ws, func(*int) {})
+	var n int
+	b.ReportAllocs()
+	defer cputime.PerOp(b, "cpu-ns/op", 1)()
+	for b.Loop() {
+		r.Call(&n)
+	}
+}

@@ -1,0 +1,286 @@
+package contain
+
+import (
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+	"pgregory.net/rapid"
+)
+
+func newTestWorkers(t *testing.T, idle int) *Workers {
+	t.Helper()
+	ws, err := NewWorkers(idle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ws.Close)
+	return ws
+}
+
+func TestNewWorkersRefusesNonPositive(t *testing.T) {
+	for _, n := range []int{0, -1} {
+		if ws, err := NewWorkers(n); err == nil || ws != nil {
+			t.Errorf("NewWorkers(%d) = %v, %v; want an error", n, ws, err)
+		}
+	}
+}
+
+// idleWorkers returns the idle goroutines' states, in order.
+func idleWorkers(ws *Workers) []*worker {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return append([]*worker(nil), ws.idle...)
+}
+
+func TestWorkersStops(t *testing.T) {
+	boom := errors.New("boom")
+	tests := []struct {
+		name   string
+		f      func()
+		value  any
+		goexit bool
+		ok     bool
+		ends   bool // the call ends its goroutine
+	}{
+		{"returns", func() {}, nil, false, true, false},
+		{"panics", func() { panic(boom) }, boom, false, false, false},
+		{"calls Goexit", func() { runtime.Goexit() }, nil, true, false, true},
+		{"calls Goexit after a recovered panic", func() {
+			defer runtime.Goexit()
+			panic("first")
+		}, nil, true, false, true},
+		// The panic is recovered as any other, but the Goexit under it goes on.
+		{"panics after a Goexit began", func() {
+			defer func() { panic(boom) }()
+			runtime.Goexit()
+		}, boom, false, false, true},
+	}
+	type arg struct {
+		f        func()
+		deferred bool
+	}
+	ws := newTestWorkers(t, 1)
+	r := NewRunnerOn(ws, func(a *arg) {
+		defer func() { a.deferred = true }()
+		a.f()
+	})
+	// Each case runs twice, and the runs alternate, so that a goroutine reused after a
+	// panic, and the one started after a Goexit, are seen to start clean.
+	for round := range 2 {
+		for _, tt := range tests {
+			before := idleWorkers(ws)
+			a := &arg{f: tt.f}
+			stop := r.Call(a)
+			if !a.deferred {
+				t.Errorf("%s (round %d): Call returned before f's deferred calls ran", tt.name, round)
+			}
+			if tt.ok {
+				if stop != nil {
+					t.Errorf("%s (round %d): stop = %+v, want nil", tt.name, round, stop)
+				}
+			} else if stop == nil || stop.Goexit != tt.goexit || stop.Value != tt.value {
+				t.Errorf("%s (round %d): stop = %+v, want value %v, goexit %v", tt.name, round, stop, tt.value, tt.goexit)
+			}
+			// The goroutine a Goexit ended is not kept; any other is, and a call after a
+			// Goexit starts a new one.
+			after := idleWorkers(ws)
+			if want := map[bool]int{false: 1, true: 0}[tt.ends]; len(after) != want {
+				t.Fatalf("%s (round %d): %d idle goroutines after the call, want %d", tt.name, round, len(after), want)
+			}
+			if len(before) == 1 && len(after) == 1 && before[0] != after[0] {
+				t.Errorf("%s (round %d): the idle goroutine was not reused", tt.name, round)
+			}
+		}
+	}
+}
+
+// TestWorkersGoexitEndsGoroutine checks that a goroutine a Goexit ended is gone, not parked.
+func TestWorkersGoexitEndsGoroutine(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ws := newTestWorkers(t, 2)
+	r := NewRunnerOn(ws, func(f func()) { f() })
+	if stop := r.Call(runtime.Goexit); stop == nil || !stop.Goexit {
+		t.Fatalf("stop = %+v, want a Goexit", stop)
+	}
+	if n := len(idleWorkers(ws)); n != 0 {
+		t.Fatalf("%d idle goroutines after a Goexit, want 0", n)
+	}
+	ws.Close() // nothing idle: every goroutine must already be ending
+}
+
+func TestWorkersClose(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ws, err := NewWorkers(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	r := NewRunnerOn(ws, func(p *int) { *p++ })
+	runConcurrently(t, r, 4, 50)
+	if got := len(idleWorkers(ws)); got == 0 || got > 4 {
+		t.Fatalf("%d idle goroutines, want 1 to 4", got)
+	}
+	ws.Close()
+	if got := len(idleWorkers(ws)); got != 0 {
+		t.Fatalf("%d idle goroutines after Close, want 0", got)
+	}
+	// A call after Close still runs, on a goroutine that ends after it.
+	if stop := r.Call(&n); stop != nil || n != 1 {
+		t.Fatalf("call after Close: stop = %+v, n = %d", stop, n)
+	}
+	if got := len(idleWorkers(ws)); got != 0 {
+		t.Fatalf("%d idle goroutines after a call after Close, want 0", got)
+	}
+	ws.Close() // idempotent
+}
+
+// TestWorkersKeep checks that no more goroutines than asked for wait idle after a burst of
+// concurrent calls, and that the ones that ended are gone.
+func TestWorkersKeep(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ws, err := NewWorkers(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	r := NewRunnerOn(ws, func(p *int) { *p++ })
+	// Eight calls held inside f at once need eight goroutines.
+	var entered sync.WaitGroup
+	release := make(chan struct{})
+	held := NewRunnerOn(ws, func(*int) {
+		entered.Done()
+		<-release
+	})
+	var calls sync.WaitGroup
+	for range 8 {
+		entered.Add(1)
+		calls.Add(1)
+		go func() {
+			defer calls.Done()
+			var n int
+			held.Call(&n)
+		}()
+	}
+	entered.Wait()
+	close(release)
+	calls.Wait()
+	if got := len(idleWorkers(ws)); got != 2 {
+		t.Fatalf("%d idle goroutines after the burst, want 2", got)
+	}
+	runConcurrently(t, r, 2, 20)
+}
+
+func TestWorkersConcurrent(t *testing.T) {
+	ws := newTestWorkers(t, 3)
+	r := NewRunnerOn(ws, func(p *int) { *p++ })
+	runConcurrently(t, r, 8, 200)
+}
+
+// runConcurrently makes calls calls on each of n goroutines and checks that each ran f once.
+func runConcurrently(t *testing.T, r *Runner[*int], n, calls int) {
+	t.Helper()
+	done := make(chan []int, n)
+	for range n {
+		go func() {
+			got := make([]int, calls)
+			for i := range got {
+				if stop := r.Call(&got[i]); stop != nil {
+					t.Errorf("stop = %+v", stop)
+				}
+			}
+			done <- got
+		}()
+	}
+	for range n {
+		for i, c := range <-done {
+			if c != 1 {
+				t.Fatalf("call %d ran f %d times, want 1", i, c)
+			}
+		}
+	}
+}
+
+// TestWorkersThreadLocks checks the two thread-lock cases: a caller locked to its thread
+// (as a GUI's main goroutine is) hands calls off as any other, and a function that returns
+// with its thread locked leaves a goroutine that still runs later calls, which Close ends.
+func TestWorkersThreadLocks(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ws, err := NewWorkers(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewRunnerOn(ws, func(f func()) { f() })
+	done := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		ran := 0
+		for range 3 {
+			if stop := r.Call(func() { ran++ }); stop != nil {
+				done <- errors.New("a call from a locked caller stopped")
+				return
+			}
+		}
+		if ran != 3 {
+			done <- errors.New("a call from a locked caller did not run")
+			return
+		}
+		done <- nil
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if stop := r.Call(runtime.LockOSThread); stop != nil {
+		t.Fatalf("locking call: stop = %+v", stop)
+	}
+	locked := idleWorkers(ws)
+	ran := 0
+	for range 3 {
+		if stop := r.Call(func() { ran++ }); stop != nil || len(idleWorkers(ws)) != 1 || idleWorkers(ws)[0] != locked[0] {
+			t.Fatalf("call on the locked goroutine: stop = %+v", stop)
+		}
+	}
+	if ran != 3 {
+		t.Fatalf("the locked goroutine ran %d of 3 calls", ran)
+	}
+	ws.Close()
+}
+
+// TestPropWorkersMatchRunner checks that a Runner on Workers reports every way a function
+// ends exactly as a Runner with a goroutine per call does, over random sequences of calls
+// on one Workers (so that goroutines are reused after panics and replaced after Goexits).
+func TestPropWorkersMatchRunner(t *testing.T) {
+	ends := []func(v int){
+		func(int) {},                   // returns
+		func(v int) { panic(v) },       // panics
+		func(int) { runtime.Goexit() }, // calls Goexit
+		func(v int) { // panics while a Goexit is under way
+			defer func() { panic(v) }()
+			runtime.Goexit()
+		},
+		func(v int) { // calls Goexit after a recovered panic
+			defer runtime.Goexit()
+			panic(v)
+		},
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		ws, err := NewWorkers(rapid.IntRange(1, 3).Draw(t, "idle"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.Close()
+		type call struct{ end, v int }
+		f := func(c call) { ends[c.end](c.v) }
+		fresh, kept := NewRunner(f), NewRunnerOn(ws, f)
+		for i, end := range rapid.SliceOfN(rapid.IntRange(0, len(ends)-1), 1, 20).Draw(t, "ends") {
+			c := call{end: end, v: i}
+			want, got := fresh.Call(c), kept.Call(c)
+			if (want == nil) != (got == nil) || want != nil && *want != *got {
+				t.Fatalf("call %d (end %d): Workers stop %+v, Runner stop %+v", i, end, got, want)
+			}
+		}
+	})
+}
