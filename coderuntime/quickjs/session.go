@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dsh-go/dsh/coderuntime"
@@ -29,11 +30,16 @@ type session struct {
 	ns     map[string]coderuntime.Namespace
 	order  []coderuntime.Namespace // as declared
 	out    replyWriter
-	calls  sync.WaitGroup
+	calls  sync.WaitGroup // the run's goroutines that carry binding calls or write refusals
 	cancel context.CancelCauseFunc
 	// callCtx is the context of every binding call: cancelled (coderuntime.ErrRunSettled)
 	// when the run settles.
 	callCtx context.Context
+
+	// carry hands a binding call to an idle carrier, a goroutine of this run that carried
+	// an earlier call and waits for the next one (see carrier); idle counts them.
+	carry chan bindingCall
+	idle  atomic.Int32
 
 	// mu guards what both the output reader, which handles the worker's frames itself,
 	// and the loop, which handles the run's other events, change: the ledger, the logs,
@@ -60,6 +66,7 @@ func newSession(rt *Runtime, ctx context.Context, bindings []coderuntime.Namespa
 		ledger:   ledger,
 		answered: map[int64]bool{},
 		stop:     make(chan struct{}),
+		carry:    make(chan bindingCall),
 	}
 	s.refused = sync.NewCond(&s.mu)
 	for _, n := range bindings {
@@ -313,10 +320,10 @@ func (s *session) handle(f inbound) {
 }
 
 // call answers one binding call: at most once per id, unknown names refused, arguments
-// validated again, the binding invoked in its own goroutine. A call that reaches its
-// binding gets the next sequence number (coderuntime.WithCallSeq): frames are handled one
-// at a time in the order the program made the calls, so the numbers keep that order even
-// though the goroutines race.
+// validated again, the binding invoked on a goroutine of its own, a carrier (see carrier).
+// A call that reaches its binding gets the next sequence number (coderuntime.WithCallSeq):
+// frames are handled one at a time in the order the program made the calls, so the numbers
+// keep that order even though the goroutines race.
 func (s *session) call(f inbound) {
 	if s.answered[f.id] {
 		return
@@ -333,13 +340,51 @@ func (s *session) call(f inbound) {
 		s.refuse(replyFailure(f.id, "binding arguments must be lossless JSON"))
 		return
 	}
-	ctx := coderuntime.WithCallSeq(s.callCtx, s.nextSeq)
+	c := bindingCall{ctx: coderuntime.WithCallSeq(s.callCtx, s.nextSeq), fn: fn, id: f.id, args: args}
 	s.nextSeq++
-	s.calls.Add(1)
-	go func() {
-		defer s.calls.Done()
-		s.out.write(s.stop, s.invoke(ctx, fn, f.id, args))
-	}()
+	select {
+	case s.carry <- c:
+	default:
+		s.calls.Add(1)
+		go s.carrier(c)
+	}
+}
+
+// bindingCall is one binding invocation, handed to a carrier.
+type bindingCall struct {
+	ctx  context.Context
+	fn   coderuntime.Func
+	id   int64
+	args any
+}
+
+// maxIdleCarriers is how many carriers of a run may wait for a call at once; a carrier
+// that finishes its call when that many wait ends.
+const maxIdleCarriers = 2
+
+// carrier invokes the binding call c and writes its reply, then waits for the next call
+// the reader hands it, until the run settles. A program that awaits each call before
+// making the next is served by one carrier for the whole run: no goroutine is started per
+// call, and the carrier keeps the stack the pipeline grew, where a fresh goroutine grew
+// its stack anew on every call. A call that arrives while every carrier is busy starts a
+// new one, so concurrent calls still run at once.
+func (s *session) carrier(c bindingCall) {
+	defer s.calls.Done()
+	for {
+		s.out.write(s.stop, s.invoke(c.ctx, c.fn, c.id, c.args))
+		c = bindingCall{}
+		if s.idle.Add(1) > maxIdleCarriers {
+			s.idle.Add(-1)
+			return
+		}
+		select {
+		case c = <-s.carry:
+			s.idle.Add(-1)
+		case <-s.stop:
+			s.idle.Add(-1)
+			return
+		}
+	}
 }
 
 // refuse queues the reply of a refused call. The refusals go out in the order of their
