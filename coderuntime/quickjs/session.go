@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/dsh-go/dsh/coderuntime"
@@ -36,11 +35,6 @@ type session struct {
 	// when the run settles.
 	callCtx context.Context
 
-	// carry hands a binding call to an idle carrier, a goroutine of this run that carried
-	// an earlier call and waits for the next one (see carrier); idle counts them.
-	carry chan bindingCall
-	idle  atomic.Int32
-
 	// mu guards what both the output reader, which handles the worker's frames itself,
 	// and the loop, which handles the run's other events, change: the ledger, the logs,
 	// the call bookkeeping and the outcome. The first outcome wins and closes stop; after
@@ -53,8 +47,11 @@ type session struct {
 	refusals [][]byte   // replies to refused calls, not written yet
 	refusing bool       // the goroutine writing them was started
 	refused  *sync.Cond // on mu: a refusal was queued or the run settled
-	result   *coderuntime.Result
-	stop     chan struct{} // closed when the run settles
+	// idle holds the hand-over channels (capacity 1, empty) of the carriers waiting for a
+	// call: goroutines of this run that carried an earlier call (see carrier).
+	idle   []chan bindingCall
+	result *coderuntime.Result
+	stop   chan struct{} // closed when the run settles
 }
 
 func newSession(rt *Runtime, ctx context.Context, bindings []coderuntime.Namespace, ledger *coderuntime.Ledger) *session {
@@ -66,7 +63,6 @@ func newSession(rt *Runtime, ctx context.Context, bindings []coderuntime.Namespa
 		ledger:   ledger,
 		answered: map[int64]bool{},
 		stop:     make(chan struct{}),
-		carry:    make(chan bindingCall),
 	}
 	s.refused = sync.NewCond(&s.mu)
 	for _, n := range bindings {
@@ -342,12 +338,17 @@ func (s *session) call(f inbound) {
 	}
 	c := bindingCall{ctx: coderuntime.WithCallSeq(s.callCtx, s.nextSeq), fn: fn, id: f.id, args: args}
 	s.nextSeq++
-	select {
-	case s.carry <- c:
-	default:
-		s.calls.Add(1)
-		go s.carrier(c)
+	if n := len(s.idle); n > 0 {
+		next := s.idle[n-1]
+		s.idle = s.idle[:n-1]
+		next <- c // never blocks: an idle carrier's channel is empty
+		return
 	}
+	s.calls.Add(1)
+	if h := s.rt.onCarrier; h != nil {
+		h()
+	}
+	go s.carrier(c)
 }
 
 // bindingCall is one binding invocation, handed to a carrier.
@@ -363,26 +364,38 @@ type bindingCall struct {
 const maxIdleCarriers = 2
 
 // carrier invokes the binding call c and writes its reply, then waits for the next call
-// the reader hands it, until the run settles. A program that awaits each call before
-// making the next is served by one carrier for the whole run: no goroutine is started per
-// call, and the carrier keeps the stack the pipeline grew, where a fresh goroutine grew
-// its stack anew on every call. A call that arrives while every carrier is busy starts a
-// new one, so concurrent calls still run at once.
+// the reader hands it, until the run settles. It counts as idle from before its reply goes
+// out, so a program that awaits each call before making the next, whose next call can only
+// follow the reply, is served by one carrier for the whole run: no goroutine is started per
+// call, and the carrier keeps the stack the pipeline grew, where a fresh goroutine grew its
+// stack anew on every call. A call that arrives while no carrier is idle starts a new one,
+// so concurrent calls still run at once; at most maxIdleCarriers wait at a time.
 func (s *session) carrier(c bindingCall) {
 	defer s.calls.Done()
+	next := make(chan bindingCall, 1)
 	for {
-		s.out.write(s.stop, s.invoke(c.ctx, c.fn, c.id, c.args))
+		frame := s.invoke(c.ctx, c.fn, c.id, c.args)
 		c = bindingCall{}
-		if s.idle.Add(1) > maxIdleCarriers {
-			s.idle.Add(-1)
+		s.mu.Lock()
+		idle := s.result == nil && len(s.idle) < maxIdleCarriers
+		if idle {
+			s.idle = append(s.idle, next)
+		}
+		s.mu.Unlock()
+		s.out.write(s.stop, frame)
+		if !idle {
 			return
 		}
 		select {
-		case c = <-s.carry:
-			s.idle.Add(-1)
+		case c = <-next:
 		case <-s.stop:
-			s.idle.Add(-1)
-			return
+			// A call handed over before the run settled (under mu, as the settling) is
+			// in the channel already; it is invoked, as every numbered call is.
+			select {
+			case c = <-next:
+			default:
+				return
+			}
 		}
 	}
 }
@@ -429,20 +442,24 @@ func (s *session) invoke(ctx context.Context, fn coderuntime.Func, id int64, arg
 	if err != nil {
 		return replyFailure(id, err.Error())
 	}
-	snap, err := jsonv.Snapshot(v)
-	if err != nil {
-		return replyFailure(id, "binding resolution must be lossless JSON")
-	}
-	text, err := jsonv.Marshal(snap)
-	if err != nil {
-		return replyFailure(id, "binding resolution must be lossless JSON")
-	}
-	b := make([]byte, 0, len(text)+48)
+	b := make([]byte, 0, 128)
 	b = append(b, `{"type":"reply","id":`...)
 	b = strconv.AppendInt(b, id, 10)
 	b = append(b, `,"ok":true,"value":`...)
-	b = append(b, text...)
-	return append(b, '}', '\n')
+	// A jsonv value, which is what the pipeline returns, is encoded as it is: Marshal
+	// checks it as Snapshot would. Other Go types (a map, an int) are snapshotted first,
+	// as before.
+	out, err := jsonv.AppendMarshal(b, v)
+	if err != nil {
+		snap, serr := jsonv.Snapshot(v)
+		if serr != nil {
+			return replyFailure(id, "binding resolution must be lossless JSON")
+		}
+		if out, err = jsonv.AppendMarshal(b, snap); err != nil {
+			return replyFailure(id, "binding resolution must be lossless JSON")
+		}
+	}
+	return append(out, '}', '\n')
 }
 
 func replyFailure(id int64, message string) []byte {
