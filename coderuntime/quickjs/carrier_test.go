@@ -2,6 +2,8 @@ package quickjs
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -61,6 +63,27 @@ func TestConcurrentCallsGetCarriers(t *testing.T) {
 		wantValue(t, res, "[[1,2,3],5]")
 		if n := carriers.Load(); n != 3 {
 			t.Fatalf("%d carriers started, want 3", n)
+		}
+	})
+}
+
+// TestLargeRepliesCarried: replies too large to count the carrier idle before they are
+// written (earlyIdleMax) are carried all the same, sequential and concurrent.
+func TestLargeRepliesCarried(t *testing.T) {
+	forEachMode(t, Config{}, func(t *testing.T, rt *Runtime) {
+		carriers := countCarriers(rt)
+		big := tools(map[string]coderuntime.Func{"big": func(_ context.Context, args any) (any, error) {
+			return strings.Repeat("x", earlyIdleMax+int(args.(float64))), nil
+		}})
+		res := run(t, rt, `
+			let n = 0;
+			for (let i = 0; i < 20; i++) n += (await tools.big(i)).length;
+			const all = await Promise.all([tools.big(0), tools.big(1), tools.big(2)]);
+			return n + all.reduce((a, s) => a + s.length, 0);`, big)
+		want := 23*earlyIdleMax + (19*20)/2 + 3
+		wantValue(t, res, strconv.Itoa(want))
+		if n := carriers.Load(); n < 1 || n > 23 {
+			t.Fatalf("%d carriers started for 23 calls", n)
 		}
 	})
 }

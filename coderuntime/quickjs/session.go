@@ -364,25 +364,29 @@ type bindingCall struct {
 const maxIdleCarriers = 2
 
 // carrier invokes the binding call c and writes its reply, then waits for the next call
-// the reader hands it, until the run settles. It counts as idle from before its reply goes
-// out, so a program that awaits each call before making the next, whose next call can only
-// follow the reply, is served by one carrier for the whole run: no goroutine is started per
-// call, and the carrier keeps the stack the pipeline grew, where a fresh goroutine grew its
-// stack anew on every call. A call that arrives while no carrier is idle starts a new one,
-// so concurrent calls still run at once; at most maxIdleCarriers wait at a time.
+// the reader hands it, until the run settles. A carrier with a small reply counts as idle
+// from before the reply is written, so a program that awaits each call, whose next call can
+// only follow the reply, is served by one carrier for the whole run: no goroutine is started
+// per call, and the carrier keeps the stack the pipeline grew, where a fresh goroutine grew
+// its stack anew on every call. A larger reply may block its write until the worker reads
+// it, so its carrier counts as idle only once the reply is out, and a call made meanwhile
+// does not wait for that. A call that arrives while no carrier is idle starts a new one, so
+// concurrent calls still run at once; at most maxIdleCarriers wait at a time.
 func (s *session) carrier(c bindingCall) {
 	defer s.calls.Done()
 	next := make(chan bindingCall, 1)
 	for {
 		frame := s.invoke(c.ctx, c.fn, c.id, c.args)
 		c = bindingCall{}
-		s.mu.Lock()
-		idle := s.result == nil && len(s.idle) < maxIdleCarriers
-		if idle {
-			s.idle = append(s.idle, next)
+		var idle bool
+		early := len(frame) <= earlyIdleMax
+		if early {
+			idle = s.goIdle(next)
 		}
-		s.mu.Unlock()
 		s.out.write(s.stop, frame)
+		if !early {
+			idle = s.goIdle(next)
+		}
 		if !idle {
 			return
 		}
@@ -398,6 +402,22 @@ func (s *session) carrier(c bindingCall) {
 			}
 		}
 	}
+}
+
+// earlyIdleMax is the largest reply after which a carrier counts as idle before writing
+// it: far below what a pipe holds, so that the write does not wait for the worker.
+const earlyIdleMax = 4 << 10
+
+// goIdle offers a carrier's hand-over channel to the reader, unless the run settled or
+// maxIdleCarriers wait already; it reports whether the carrier is idle.
+func (s *session) goIdle(next chan bindingCall) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.result != nil || len(s.idle) >= maxIdleCarriers {
+		return false
+	}
+	s.idle = append(s.idle, next)
+	return true
 }
 
 // refuse queues the reply of a refused call. The refusals go out in the order of their
