@@ -33,14 +33,17 @@ import (
 // parallel one fewer than maxParallel dispatches in flight. An exclusive call holds its
 // barrier until its commit is done.
 //
-// Events: a start event is appended by the driver itself, before the call's pre-execute
-// stage. A settle event is queued at the call's commit, after the program has its outcome,
-// and appended by a second goroutine, so a slow log never delays a program's outcome and
-// commits go on while it is written; at most maxParallel of them wait before the lane
-// itself waits. Before appending a start event the driver waits for the settle events
-// queued so far. The log therefore shows the lane's own sequence of starts and commits: a
-// program that awaits each call before making the next one logs start, settle, start,
-// settle, whatever the timing.
+// Events: a start event is appended by the holder of the stepping role itself, before the
+// call's pre-execute stage. A settle event is queued at the call's commit, after the
+// program has its outcome, and appended by a second goroutine, so a slow log never delays a
+// program's outcome and commits go on while it is written; at most maxParallel of them wait
+// before the lane itself waits. Before appending a start event the stepper waits for the
+// settle events queued so far. The log therefore shows the lane's own sequence of starts and
+// commits: a program that awaits each call before making the next one logs start, settle,
+// start, settle, whatever the timing. A solo call's commit, when nothing else is queued,
+// holds its settle event back instead (held): the next start appends it first, on its own
+// goroutine, or drain does, so a program that awaits each call wakes no second goroutine
+// per call for its events; the next start waited for that event before as well.
 type lane struct {
 	r        *Runner
 	ctx      context.Context // the run context: the caller context of every sub-call
@@ -78,6 +81,8 @@ type lane struct {
 	logDone chan struct{}
 	queued  int          // settle events queued
 	logged  atomic.Int64 // settle events recorded, by recordSettles
+	held    settle       // a solo call's settle event, not queued yet (holding)
+	holding bool
 }
 
 // subCall is one binding call of the program.
@@ -347,7 +352,7 @@ func (l *lane) runSolo(ctx context.Context, sub *subCall) (answered bool) {
 	}
 	l.commits = l.commits[1:]
 	l.mu.Unlock()
-	l.commit(sub)
+	l.commit(sub, true)
 	if sub.mode == tool.Exclusive {
 		l.mu.Lock()
 		l.exclusive = false
@@ -400,7 +405,7 @@ func (l *lane) drive() {
 			l.commits = l.commits[1:]
 			l.stepping = true
 			l.mu.Unlock()
-			l.commit(sub)
+			l.commit(sub, false)
 			l.mu.Lock()
 			if sub.mode == tool.Exclusive {
 				l.exclusive = false
@@ -516,8 +521,9 @@ func (l *lane) dispatch(sub *subCall) {
 }
 
 // commit finalizes a settled call in submission order and hands its outcome to the outer
-// call and to the program (docs/behaviour.md §10.6).
-func (l *lane) commit(sub *subCall) {
+// call and to the program (docs/behaviour.md §10.6), then queues its settle event, or holds
+// it back when solo (the call's own goroutine commits) and every queued event is recorded.
+func (l *lane) commit(sub *subCall, solo bool) {
 	res := sub.res
 	if sub.inv != nil {
 		var err error
@@ -546,21 +552,46 @@ func (l *lane) commit(sub *subCall) {
 	} else {
 		sub.deliver(outcome{value: res.Value})
 	}
-	if l.log != nil {
-		if l.settles == nil {
-			l.settles = make(chan settle, l.r.maxParallel)
-			l.logDone = make(chan struct{})
-			go l.recordSettles()
-		}
-		l.queued++
-		l.settles <- settle{sub: sub, res: res} // waits while maxParallel events are pending
+	if l.log == nil {
+		return
 	}
+	s := settle{sub: sub, res: res}
+	if solo && !l.holding && (l.settles == nil || l.logged.Load() == int64(l.queued)) {
+		l.held, l.holding = s, true
+		return
+	}
+	if l.holding {
+		l.holding = false
+		l.queue(l.held)
+		l.held = settle{}
+	}
+	l.queue(s)
 }
 
-// flushSettles waits until every settle event queued so far is recorded, so that a call's
-// settle event precedes the start event of every call started after its commit. Only the
-// holder of the stepping role calls it.
+// queue hands a settle event to recordSettles, started with the first; it waits while
+// maxParallel events are pending. Only the holder of the stepping role calls it.
+func (l *lane) queue(s settle) {
+	if l.settles == nil {
+		l.settles = make(chan settle, l.r.maxParallel)
+		l.logDone = make(chan struct{})
+		go l.recordSettles()
+	}
+	l.queued++
+	l.settles <- s
+}
+
+// flushSettles records the held settle event, or waits until every settle event queued so
+// far is recorded, so that a call's settle event precedes the start event of every call
+// started after its commit. Only the holder of the stepping role calls it.
 func (l *lane) flushSettles() {
+	if l.holding {
+		// Held only while nothing queued is unrecorded, and queued after it if anything
+		// was: the queue is empty.
+		l.holding = false
+		l.record(l.held)
+		l.held = settle{}
+		return
+	}
 	if l.settles == nil || l.logged.Load() == int64(l.queued) {
 		return
 	}
@@ -569,7 +600,7 @@ func (l *lane) flushSettles() {
 	<-done
 }
 
-// recordSettles appends the settle events in commit order.
+// recordSettles appends the queued settle events in commit order.
 func (l *lane) recordSettles() {
 	defer close(l.logDone)
 	for s := range l.settles {
@@ -577,19 +608,24 @@ func (l *lane) recordSettles() {
 			close(s.flushed)
 			continue
 		}
-		p := session.CodeDispatch{
-			RootCallID:   l.call.RootCallID(),
-			ParentCallID: l.call.CallID(),
-			SubCallID:    s.sub.id,
-			Name:         s.sub.name,
-			Arguments:    s.sub.logged,
-			IsError:      s.res.IsError,
-			Content:      l.shape(s.sub, s.res),
-		}
-		if err := callLog(func() error { return l.log.Settle(l.agent, p) }); err != nil {
-			l.r.logger.Warn(fmt.Sprintf("tool \"%s\" (%s): recording tool/code-dispatch failed: %s", s.sub.name, s.sub.id, tool.ErrorMessage(err)))
-		}
+		l.record(s)
 		l.logged.Add(1)
+	}
+}
+
+// record appends one settle event; a failure is logged as a warning.
+func (l *lane) record(s settle) {
+	p := session.CodeDispatch{
+		RootCallID:   l.call.RootCallID(),
+		ParentCallID: l.call.CallID(),
+		SubCallID:    s.sub.id,
+		Name:         s.sub.name,
+		Arguments:    s.sub.logged,
+		IsError:      s.res.IsError,
+		Content:      l.shape(s.sub, s.res),
+	}
+	if err := callLog(func() error { return l.log.Settle(l.agent, p) }); err != nil {
+		l.r.logger.Warn(fmt.Sprintf("tool \"%s\" (%s): recording tool/code-dispatch failed: %s", s.sub.name, s.sub.id, tool.ErrorMessage(err)))
 	}
 }
 
@@ -626,6 +662,11 @@ func (l *lane) drain() {
 	if driving {
 		l.signal()
 		<-l.driverDone
+	}
+	if l.holding {
+		// Held only while the queue is empty, so it comes after every queued event.
+		l.holding = false
+		l.record(l.held)
 	}
 	if l.settles != nil {
 		close(l.settles)

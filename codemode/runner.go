@@ -64,6 +64,10 @@ type Config struct {
 // for one run never overlap, and their order is the lane's: a sub-call's Settle comes before
 // the Start of every sub-call started after it committed, so a program that awaits each call
 // before making the next logs start, settle, start, settle.
+//
+// p.Arguments is the lane's own snapshot of the sub-call's arguments, the same value for
+// both events, which nothing changes afterwards: a log may keep it without a copy
+// (session's OwnedEvent constructors, which SessionLog and ScopeLogs use).
 type DispatchLog interface {
 	Start(agent *tool.Scope, p session.CodeDispatchStart) error
 	Settle(agent *tool.Scope, p session.CodeDispatch) error
@@ -84,18 +88,20 @@ type SettledCall struct {
 type LogShaper func(ctx context.Context, c SettledCall) ([]content.Block, error)
 
 // SessionLog returns a DispatchLog that appends every event to log, whatever the agent.
-// It suits a registry that serves a single agent.
+// It suits a registry that serves a single agent. The events are handed over to the log
+// (OwnedEvent): it keeps p.Arguments without a copy, so a caller other than the lane must
+// not change them afterwards.
 func SessionLog(log session.Log) DispatchLog { return sessionLog{log} }
 
 type sessionLog struct{ log session.Log }
 
 func (l sessionLog) Start(_ *tool.Scope, p session.CodeDispatchStart) error {
-	_, err := l.log.Append(p.Event())
+	_, err := l.log.Append(p.OwnedEvent())
 	return err
 }
 
 func (l sessionLog) Settle(_ *tool.Scope, p session.CodeDispatch) error {
-	_, err := l.log.Append(p.Event())
+	_, err := l.log.Append(p.OwnedEvent())
 	return err
 }
 
@@ -103,7 +109,7 @@ func (l sessionLog) Settle(_ *tool.Scope, p session.CodeDispatch) error {
 // agent, for a registry shared by several agents. Events of an agent without an attached
 // log (or of one of its descendants without their own) go to the nearest attached
 // ancestor's log, and are dropped when there is none. The zero value is ready to use and
-// safe for concurrent use.
+// safe for concurrent use. Like SessionLog it hands the events over (OwnedEvent).
 type ScopeLogs struct {
 	mu   sync.RWMutex
 	logs map[*tool.Scope]session.Log
@@ -144,7 +150,7 @@ func (s *ScopeLogs) find(agent *tool.Scope) session.Log {
 // Start appends a tool/code-dispatch-start event to agent's log.
 func (s *ScopeLogs) Start(agent *tool.Scope, p session.CodeDispatchStart) error {
 	if l := s.find(agent); l != nil {
-		_, err := l.Append(p.Event())
+		_, err := l.Append(p.OwnedEvent())
 		return err
 	}
 	return nil
@@ -153,7 +159,7 @@ func (s *ScopeLogs) Start(agent *tool.Scope, p session.CodeDispatchStart) error 
 // Settle appends a tool/code-dispatch event to agent's log.
 func (s *ScopeLogs) Settle(agent *tool.Scope, p session.CodeDispatch) error {
 	if l := s.find(agent); l != nil {
-		_, err := l.Append(p.Event())
+		_, err := l.Append(p.OwnedEvent())
 		return err
 	}
 	return nil

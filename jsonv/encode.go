@@ -23,6 +23,17 @@ func Marshal(v any) ([]byte, error) {
 	return e.encode(make([]byte, 0, 128), v)
 }
 
+// AppendMarshal appends what Marshal returns for v to dst, so that a caller framing the
+// value (a protocol line, say) builds it in one buffer. On error dst is returned as it was.
+func AppendMarshal(dst []byte, v any) ([]byte, error) {
+	e := encoder{}
+	out, err := e.encode(dst, v)
+	if err != nil {
+		return dst, err
+	}
+	return out, nil
+}
+
 // MarshalIndent is like Marshal but lays the value out like JSON.stringify(v, null, indent):
 // one member or element per line, each level indented by one more indent, ": " between a
 // name and its value, and empty containers written as {} and []. As in JavaScript, only the

@@ -36,6 +36,10 @@ type Event struct {
 	SurfaceOp string
 	// Ignorable marks an event a reader that does not know its Type may skip.
 	Ignorable bool
+
+	// owned is Data when an OwnedEvent constructor built it for a log to keep as it is
+	// (see Stamp); nil otherwise, and always in an event a log returns.
+	owned *jsonv.Object
 }
 
 // Event types known to dsh. A log holding an event of another type is refused on load
@@ -176,6 +180,17 @@ func snapshotEvent(e Event) (Event, error) {
 // earlier events, and the payload of every core event type has the shape recovery and
 // DeriveMessages rely on.
 func checkEvent(e *Event) error {
+	if err := checkMeta(e); err != nil {
+		return err
+	}
+	if err := checkPayload(e); err != nil {
+		return fmt.Errorf(`session event "%s": %w`, e.Type, err)
+	}
+	return nil
+}
+
+// checkMeta is checkEvent without the payload check: the type and the surface metadata.
+func checkMeta(e *Event) error {
 	if e.Type == "" {
 		return errors.New("session event has an empty type")
 	}
@@ -215,9 +230,6 @@ func checkEvent(e *Event) error {
 			}
 			seen[s] = true
 		}
-	}
-	if err := checkPayload(e); err != nil {
-		return fmt.Errorf(`session event "%s": %w`, e.Type, err)
 	}
 	return nil
 }

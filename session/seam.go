@@ -70,9 +70,21 @@ type Writer interface {
 var ErrConflict = errors.New("session: another writer holds the session")
 
 // Stamp validates e and returns it as a log records it at seq and time t (Unix
-// milliseconds): with a private snapshot of its data. Stores other than FileStore use it,
-// so that every store checks and encodes events alike.
+// milliseconds): with a private snapshot of its data. An event an OwnedEvent constructor
+// built and nobody changed since is handed over instead: its data, fresh and checked when
+// it was built, is kept as it is, without the copy and the payload check. Every Log of this
+// package and the stores use it, so that every store checks and encodes events alike.
 func Stamp(e Event, seq, t int64) (Event, error) {
+	if owned := e.owned; owned != nil {
+		e.owned = nil
+		if ownedIntact(&e, owned) {
+			e.Seq, e.Time = seq, t
+			if err := checkMeta(&e); err != nil {
+				return Event{}, err
+			}
+			return e, nil
+		}
+	}
 	e, err := snapshotEvent(e)
 	if err != nil {
 		return Event{}, err

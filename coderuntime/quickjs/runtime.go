@@ -117,6 +117,9 @@ type Runtime struct {
 
 	// onSpawn, when set (tests), is called with each worker's process id.
 	onSpawn func(pid int)
+	// onCarrier, when set (tests), is called when a run starts a goroutine to carry
+	// binding calls.
+	onCarrier func()
 	// wallTimer and graceTimer start a run's wall-clock ceiling and its exit grace. They
 	// are real timers; tests replace them to decide when a ceiling is reached instead of
 	// racing a short real one against the machine's load.

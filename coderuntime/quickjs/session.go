@@ -29,7 +29,7 @@ type session struct {
 	ns     map[string]coderuntime.Namespace
 	order  []coderuntime.Namespace // as declared
 	out    replyWriter
-	calls  sync.WaitGroup
+	calls  sync.WaitGroup // the run's goroutines that carry binding calls or write refusals
 	cancel context.CancelCauseFunc
 	// callCtx is the context of every binding call: cancelled (coderuntime.ErrRunSettled)
 	// when the run settles.
@@ -47,8 +47,11 @@ type session struct {
 	refusals [][]byte   // replies to refused calls, not written yet
 	refusing bool       // the goroutine writing them was started
 	refused  *sync.Cond // on mu: a refusal was queued or the run settled
-	result   *coderuntime.Result
-	stop     chan struct{} // closed when the run settles
+	// idle holds the hand-over channels (capacity 1, empty) of the carriers waiting for a
+	// call: goroutines of this run that carried an earlier call (see carrier).
+	idle   []chan bindingCall
+	result *coderuntime.Result
+	stop   chan struct{} // closed when the run settles
 }
 
 func newSession(rt *Runtime, ctx context.Context, bindings []coderuntime.Namespace, ledger *coderuntime.Ledger) *session {
@@ -313,10 +316,10 @@ func (s *session) handle(f inbound) {
 }
 
 // call answers one binding call: at most once per id, unknown names refused, arguments
-// validated again, the binding invoked in its own goroutine. A call that reaches its
-// binding gets the next sequence number (coderuntime.WithCallSeq): frames are handled one
-// at a time in the order the program made the calls, so the numbers keep that order even
-// though the goroutines race.
+// validated again, the binding invoked on a goroutine of its own, a carrier (see carrier).
+// A call that reaches its binding gets the next sequence number (coderuntime.WithCallSeq):
+// frames are handled one at a time in the order the program made the calls, so the numbers
+// keep that order even though the goroutines race.
 func (s *session) call(f inbound) {
 	if s.answered[f.id] {
 		return
@@ -333,13 +336,88 @@ func (s *session) call(f inbound) {
 		s.refuse(replyFailure(f.id, "binding arguments must be lossless JSON"))
 		return
 	}
-	ctx := coderuntime.WithCallSeq(s.callCtx, s.nextSeq)
+	c := bindingCall{ctx: coderuntime.WithCallSeq(s.callCtx, s.nextSeq), fn: fn, id: f.id, args: args}
 	s.nextSeq++
+	if n := len(s.idle); n > 0 {
+		next := s.idle[n-1]
+		s.idle = s.idle[:n-1]
+		next <- c // never blocks: an idle carrier's channel is empty
+		return
+	}
 	s.calls.Add(1)
-	go func() {
-		defer s.calls.Done()
-		s.out.write(s.stop, s.invoke(ctx, fn, f.id, args))
-	}()
+	if h := s.rt.onCarrier; h != nil {
+		h()
+	}
+	go s.carrier(c)
+}
+
+// bindingCall is one binding invocation, handed to a carrier.
+type bindingCall struct {
+	ctx  context.Context
+	fn   coderuntime.Func
+	id   int64
+	args any
+}
+
+// maxIdleCarriers is how many carriers of a run may wait for a call at once; a carrier
+// that finishes its call when that many wait ends.
+const maxIdleCarriers = 2
+
+// carrier invokes the binding call c and writes its reply, then waits for the next call
+// the reader hands it, until the run settles. A carrier with a small reply counts as idle
+// from before the reply is written, so a program that awaits each call, whose next call can
+// only follow the reply, is served by one carrier for the whole run: no goroutine is started
+// per call, and the carrier keeps the stack the pipeline grew, where a fresh goroutine grew
+// its stack anew on every call. A larger reply may block its write until the worker reads
+// it, so its carrier counts as idle only once the reply is out, and a call made meanwhile
+// does not wait for that. A call that arrives while no carrier is idle starts a new one, so
+// concurrent calls still run at once; at most maxIdleCarriers wait at a time.
+func (s *session) carrier(c bindingCall) {
+	defer s.calls.Done()
+	next := make(chan bindingCall, 1)
+	for {
+		frame := s.invoke(c.ctx, c.fn, c.id, c.args)
+		c = bindingCall{}
+		var idle bool
+		early := len(frame) <= earlyIdleMax
+		if early {
+			idle = s.goIdle(next)
+		}
+		s.out.write(s.stop, frame)
+		if !early {
+			idle = s.goIdle(next)
+		}
+		if !idle {
+			return
+		}
+		select {
+		case c = <-next:
+		case <-s.stop:
+			// A call handed over before the run settled (under mu, as the settling) is
+			// in the channel already; it is invoked, as every numbered call is.
+			select {
+			case c = <-next:
+			default:
+				return
+			}
+		}
+	}
+}
+
+// earlyIdleMax is the largest reply after which a carrier counts as idle before writing
+// it: far below what a pipe holds, so that the write does not wait for the worker.
+const earlyIdleMax = 4 << 10
+
+// goIdle offers a carrier's hand-over channel to the reader, unless the run settled or
+// maxIdleCarriers wait already; it reports whether the carrier is idle.
+func (s *session) goIdle(next chan bindingCall) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.result != nil || len(s.idle) >= maxIdleCarriers {
+		return false
+	}
+	s.idle = append(s.idle, next)
+	return true
 }
 
 // refuse queues the reply of a refused call. The refusals go out in the order of their
@@ -384,20 +462,24 @@ func (s *session) invoke(ctx context.Context, fn coderuntime.Func, id int64, arg
 	if err != nil {
 		return replyFailure(id, err.Error())
 	}
-	snap, err := jsonv.Snapshot(v)
-	if err != nil {
-		return replyFailure(id, "binding resolution must be lossless JSON")
-	}
-	text, err := jsonv.Marshal(snap)
-	if err != nil {
-		return replyFailure(id, "binding resolution must be lossless JSON")
-	}
-	b := make([]byte, 0, len(text)+48)
+	b := make([]byte, 0, 128)
 	b = append(b, `{"type":"reply","id":`...)
 	b = strconv.AppendInt(b, id, 10)
 	b = append(b, `,"ok":true,"value":`...)
-	b = append(b, text...)
-	return append(b, '}', '\n')
+	// A jsonv value, which is what the pipeline returns, is encoded as it is: Marshal
+	// checks it as Snapshot would. Other Go types (a map, an int) are snapshotted first,
+	// as before.
+	out, err := jsonv.AppendMarshal(b, v)
+	if err != nil {
+		snap, serr := jsonv.Snapshot(v)
+		if serr != nil {
+			return replyFailure(id, "binding resolution must be lossless JSON")
+		}
+		if out, err = jsonv.AppendMarshal(b, snap); err != nil {
+			return replyFailure(id, "binding resolution must be lossless JSON")
+		}
+	}
+	return append(out, '}', '\n')
 }
 
 func replyFailure(id int64, message string) []byte {

@@ -1,0 +1,183 @@
+package session
+
+import (
+	"math"
+	"unicode/utf8"
+
+	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/jsonv"
+)
+
+// OwnedEvent returns the tool/code-dispatch-start event Event returns, built to be handed
+// over to a log: Append keeps its data as it is, without the private snapshot and the
+// payload check it otherwise makes, which for two events per Code Mode binding call were
+// about a third of the call's allocations.
+//
+// p.Arguments goes over with the event: it must be a jsonv value (a result of jsonv.Parse
+// or jsonv.Snapshot) that nobody changes afterwards, because the log, and every reader of
+// its events, share it. It is checked here (jsonv.Check), not copied; everything else in
+// the data is built here. When anything would not pass the log's checks — arguments that
+// are not a jsonv value, an empty call id, a string that is not valid UTF-8 — the event
+// is the one Event returns, which the log copies, checks and refuses as always.
+func (p CodeDispatchStart) OwnedEvent() Event {
+	if !ownableDispatch(&p) {
+		return p.Event()
+	}
+	o := dispatchValue(p)
+	return Event{Type: TypeCodeDispatchStart, Data: o, owned: o}
+}
+
+// OwnedEvent returns the tool/code-dispatch event Event returns, built to be handed over
+// to a log like CodeDispatchStart.OwnedEvent: p.Arguments goes over with it, and the
+// content is built afresh from p.Content. Content other than text and reasoning blocks
+// (whose values may share memory with p.Content) gives the event Event returns.
+func (p CodeDispatch) OwnedEvent() Event {
+	start := CodeDispatchStart{RootCallID: p.RootCallID, ParentCallID: p.ParentCallID, SubCallID: p.SubCallID, Name: p.Name, Arguments: p.Arguments}
+	if !ownableDispatch(&start) {
+		return p.Event()
+	}
+	blocks, ok := ownedContent(p.Content)
+	if !ok {
+		return p.Event()
+	}
+	o := jsonv.NewObject(
+		jsonv.Member{Name: "rootCallId", Value: p.RootCallID},
+		jsonv.Member{Name: "parentCallId", Value: p.ParentCallID},
+		jsonv.Member{Name: "subCallId", Value: p.SubCallID},
+		jsonv.Member{Name: "name", Value: p.Name},
+		jsonv.Member{Name: "arguments", Value: p.Arguments},
+		jsonv.Member{Name: "isError", Value: p.IsError},
+		jsonv.Member{Name: "content", Value: blocks},
+	)
+	return Event{Type: TypeCodeDispatch, Data: o, owned: o}
+}
+
+// ownedIntact reports whether e still is the event an OwnedEvent constructor built with
+// the data owned: the same data, and the type it was built as.
+func ownedIntact(e *Event, owned *jsonv.Object) bool {
+	if d, ok := e.Data.(*jsonv.Object); !ok || d != owned {
+		return false
+	}
+	switch e.Type {
+	case TypeCodeDispatchStart:
+		return owned.Len() == 5
+	case TypeCodeDispatch:
+		return owned.Len() == 7
+	}
+	return false
+}
+
+// ownableDispatch reports whether the members of a dispatch event pass the log's payload
+// check: non-empty ids, a name, all valid UTF-8, and arguments that are a jsonv value.
+func ownableDispatch(p *CodeDispatchStart) bool {
+	for _, id := range [...]string{p.RootCallID, p.ParentCallID, p.SubCallID} {
+		if id == "" || !utf8.ValidString(id) {
+			return false
+		}
+	}
+	return utf8.ValidString(p.Name) && ownableValue(p.Arguments)
+}
+
+// ownableValue reports whether v is a jsonv value a log may keep as it is. A flat object
+// of scalars, the common shape of a tool's arguments, is checked here without allocating;
+// anything else by jsonv.Check. Nil containers are refused: a snapshot makes them empty
+// ones.
+func ownableValue(v any) bool {
+	switch v := v.(type) {
+	case *jsonv.Object:
+		if v == nil {
+			return false
+		}
+		if flat, valid := flatValid(v); flat {
+			return valid
+		}
+		return jsonv.Check(v) == nil && noNilContainer(v)
+	case []any:
+		return v != nil && jsonv.Check(v) == nil && noNilContainer(v)
+	}
+	return jsonv.Check(v) == nil
+}
+
+// flatValid checks a small object whose members are all scalars: flat reports that it is
+// one, valid that it is a valid jsonv value (member names valid UTF-8 and distinct,
+// strings valid UTF-8, numbers finite and not negative zero).
+func flatValid(o *jsonv.Object) (flat, valid bool) {
+	ms := o.Members()
+	if len(ms) > 16 {
+		return false, false
+	}
+	valid = true
+	for i := range ms {
+		switch v := ms[i].Value.(type) {
+		case nil, bool:
+		case float64:
+			if math.IsInf(v, 0) || math.IsNaN(v) || v == 0 && math.Signbit(v) {
+				valid = false
+			}
+		case string:
+			if !utf8.ValidString(v) {
+				valid = false
+			}
+		default:
+			return false, false
+		}
+		if !utf8.ValidString(ms[i].Name) {
+			valid = false
+		}
+		for j := range i {
+			if ms[j].Name == ms[i].Name {
+				valid = false
+			}
+		}
+	}
+	return true, valid
+}
+
+// noNilContainer reports whether a checked jsonv value holds no nil *jsonv.Object or nil
+// []any below its top.
+func noNilContainer(v any) bool {
+	stack := []any{v}
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch v := v.(type) {
+		case *jsonv.Object:
+			if v == nil {
+				return false
+			}
+			for _, m := range v.Members() {
+				stack = append(stack, m.Value)
+			}
+		case []any:
+			if v == nil {
+				return false
+			}
+			stack = append(stack, v...)
+		}
+	}
+	return true
+}
+
+// ownedContent returns blocks in their wire shape, as content.ListValue does, when they are
+// all text or reasoning blocks with valid UTF-8 text: values built here that share nothing
+// mutable with blocks.
+func ownedContent(blocks []content.Block) ([]any, bool) {
+	out := make([]any, len(blocks))
+	for i := range blocks {
+		b := &blocks[i]
+		var typ any
+		switch b.Type {
+		case content.TypeText:
+			typ = content.TypeText
+		case content.TypeReasoning:
+			typ = content.TypeReasoning
+		default:
+			return nil, false
+		}
+		if !utf8.ValidString(b.Text) {
+			return nil, false
+		}
+		out[i] = jsonv.NewObject(jsonv.Member{Name: "type", Value: typ}, jsonv.Member{Name: "text", Value: b.Text})
+	}
+	return out, true
+}
