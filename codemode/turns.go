@@ -21,6 +21,8 @@ type turns struct {
 // wait blocks until every number below n has been released. It returns the context that
 // ended the wait, call's (the runtime settled the run) or run's (Code Mode settled it), or
 // nil when it is n's turn. parked, when not nil, is called once if the call has to wait.
+// When both have ended it returns call's: a solo call's watch (lane.watch) ends the run
+// because the call's context ended, so the call's cause is the one that says why.
 func (t *turns) wait(call, run context.Context, n uint64, parked func()) context.Context {
 	for {
 		t.mu.Lock()
@@ -40,6 +42,9 @@ func (t *turns) wait(call, run context.Context, n uint64, parked func()) context
 		select {
 		case <-moved:
 		case <-run.Done():
+			if call.Err() != nil {
+				return call
+			}
 			return run
 		case <-call.Done():
 			return call
