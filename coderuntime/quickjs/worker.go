@@ -170,10 +170,11 @@ type worker struct {
 	timerIDs  map[int]uint64 // armed timer id → its current sequence number
 	timerSeq  uint64
 
-	bootFn           qjs.Value // the prelude's boot function, until the program starts
-	haveBoot         bool
-	settleFn, fireFn qjs.Value
-	haveHandles      bool
+	bootFn   qjs.Value // the prelude's boot function, until the program starts
+	haveBoot bool
+	// The prelude's functions that settle a call (resolve, reject) and run a timer.
+	resolveFn, rejectFn, fireFn qjs.Value
+	haveHandles                 bool
 
 	process bool // a dedicated worker process (not in-process)
 
@@ -229,7 +230,8 @@ func (w *worker) release() {
 		w.haveBoot = false
 	}
 	if w.haveHandles {
-		w.settleFn.Free()
+		w.resolveFn.Free()
+		w.rejectFn.Free()
 		w.fireFn.Free()
 		w.haveHandles = false
 	}
@@ -305,20 +307,18 @@ func (w *worker) boot(start startFrame) error {
 	if w.stopped {
 		return nil
 	}
-	settleAtom, err := vm.NewAtom("settle")
-	if err != nil {
-		return err
-	}
-	fireAtom, err := vm.NewAtom("fire")
-	if err != nil {
-		return err
-	}
-	if w.settleFn, err = handle.GetPropertyValue(settleAtom); err != nil {
-		return err
-	}
-	if w.fireFn, err = handle.GetPropertyValue(fireAtom); err != nil {
-		w.settleFn.Free()
-		return err
+	handles := []*qjs.Value{&w.resolveFn, &w.rejectFn, &w.fireFn}
+	for i, name := range []string{"resolve", "reject", "fire"} {
+		atom, err := vm.NewAtom(name)
+		if err == nil {
+			*handles[i], err = handle.GetPropertyValue(atom)
+		}
+		if err != nil {
+			for _, h := range handles[:i] {
+				h.Free()
+			}
+			return fmt.Errorf("the prelude's %s: %w", name, err)
+		}
 	}
 	w.haveHandles = true
 	return nil
@@ -450,12 +450,13 @@ func (w *worker) waitDirect() bool {
 
 // settle resolves or rejects the promise of the call a reply answers.
 func (w *worker) settle(f hostFrame) {
-	text := f.Message
-	if f.OK {
-		text = string(f.Value)
-	}
 	w.enter(func() error {
-		_, err := w.settleFn.Call(qjs.UndefinedValue, f.ID, f.OK, text)
+		var err error
+		if f.OK {
+			_, err = w.resolveFn.Call(qjs.UndefinedValue, f.ID, string(f.Value))
+		} else {
+			_, err = w.rejectFn.Call(qjs.UndefinedValue, f.ID, f.Message)
+		}
 		return err
 	})
 }

@@ -600,18 +600,21 @@
 
     return {
       __proto__: null,
-      // settle answers binding call id: ok with the value's JSON text, or the failure text.
-      settle(id, ok, text) {
+      // resolve answers binding call id with the JSON text of its value.
+      resolve(id, text) {
         const entry = pending[id];
         if (entry === undefined) return;
         delete pending[id];
-        if (ok) {
-          let value;
-          try { value = JSONParse(text); } catch { entry[1](failure(entry[2], entry[3], 'binding resolution must be lossless JSON')); return; }
-          entry[0](value);
-        } else {
-          entry[1](failure(entry[2], entry[3], text));
-        }
+        let value;
+        try { value = JSONParse(text); } catch { entry[1](failure(entry[2], entry[3], 'binding resolution must be lossless JSON')); return; }
+        entry[0](value);
+      },
+      // reject answers binding call id with the failure's message.
+      reject(id, message) {
+        const entry = pending[id];
+        if (entry === undefined) return;
+        delete pending[id];
+        entry[1](failure(entry[2], entry[3], message));
       },
       // fire runs timer id; an uncaught throw ends the program like a thrown exception.
       fire(id) {
