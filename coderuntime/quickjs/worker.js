@@ -119,8 +119,8 @@
     let out = '';
     // top is the innermost open container's frame, [kind, source, keys, next index, outer
     // frame], kind 0 for an array and 1 for an object. A cycle returns to an open
-    // container: while the walk is shallow the chain is scanned for it, and once it is
-    // depth deep the open containers are also kept in the Set active.
+    // container: while the walk is shallow the chain is scanned for it, and once it is 8
+    // containers deep the open containers are also kept in the Set active.
     let top = null;
     let depth = 0;
     let active = null;
