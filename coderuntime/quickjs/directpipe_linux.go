@@ -66,13 +66,13 @@ func (p *directPipe) Read(b []byte) (int, error) {
 // (false; a negative timeout never passes).
 func (p *directPipe) wait(timeout time.Duration) (bool, error) {
 	fds := []unix.PollFd{{Fd: int32(p.fd), Events: unix.POLLIN}}
+	now := time.Now()
 	var deadline time.Time
 	if timeout >= 0 {
-		deadline = time.Now().Add(timeout)
+		deadline = now.Add(timeout)
 	}
-	rawUntil := time.Now().Add(rawWaitMax)
-	for {
-		now := time.Now()
+	rawUntil := now.Add(rawWaitMax)
+	for ; ; now = time.Now() {
 		left := time.Duration(-1)
 		if !deadline.IsZero() {
 			left = max(deadline.Sub(now), 0)

@@ -97,6 +97,7 @@ func runWorker(in io.Reader, out io.Writer, process bool, now func() time.Time) 
 		_ = setDataLimit(start.Limits.DataLimitBytes)
 	}
 	w.limits = start.Limits
+	w.callHeads = callFrameHeads(start.Namespaces)
 	w.ledger = coderuntime.NewLedger(int(start.Limits.MaxOutputBytes))
 	w.remaining = time.Duration(start.Limits.ComputeMs * float64(time.Millisecond))
 	w.out = newFrameWriter(out)
@@ -162,15 +163,18 @@ type worker struct {
 	direct waitReader
 	fr     *frameReader
 
-	nextID   int64
-	timers   timerHeap
-	timerIDs map[int]uint64 // armed timer id → its current sequence number
-	timerSeq uint64
+	nextID    int64
+	callHeads []string // per binding: its call frame from the id to the arguments
+	callBuf   []byte   // the last call frame, reused for the next
+	timers    timerHeap
+	timerIDs  map[int]uint64 // armed timer id → its current sequence number
+	timerSeq  uint64
 
-	bootFn           qjs.Value // the prelude's boot function, until the program starts
-	haveBoot         bool
-	settleFn, fireFn qjs.Value
-	haveHandles      bool
+	bootFn   qjs.Value // the prelude's boot function, until the program starts
+	haveBoot bool
+	// The prelude's functions that settle a call (resolve, reject) and run a timer.
+	resolveFn, rejectFn, fireFn qjs.Value
+	haveHandles                 bool
 
 	process bool // a dedicated worker process (not in-process)
 
@@ -226,7 +230,8 @@ func (w *worker) release() {
 		w.haveBoot = false
 	}
 	if w.haveHandles {
-		w.settleFn.Free()
+		w.resolveFn.Free()
+		w.rejectFn.Free()
 		w.fireFn.Free()
 		w.haveHandles = false
 	}
@@ -302,20 +307,18 @@ func (w *worker) boot(start startFrame) error {
 	if w.stopped {
 		return nil
 	}
-	settleAtom, err := vm.NewAtom("settle")
-	if err != nil {
-		return err
-	}
-	fireAtom, err := vm.NewAtom("fire")
-	if err != nil {
-		return err
-	}
-	if w.settleFn, err = handle.GetPropertyValue(settleAtom); err != nil {
-		return err
-	}
-	if w.fireFn, err = handle.GetPropertyValue(fireAtom); err != nil {
-		w.settleFn.Free()
-		return err
+	handles := []*qjs.Value{&w.resolveFn, &w.rejectFn, &w.fireFn}
+	for i, name := range []string{"resolve", "reject", "fire"} {
+		atom, err := vm.NewAtom(name)
+		if err == nil {
+			*handles[i], err = handle.GetPropertyValue(atom)
+		}
+		if err != nil {
+			for _, h := range handles[:i] {
+				h.Free()
+			}
+			return fmt.Errorf("the prelude's %s: %w", name, err)
+		}
 	}
 	w.haveHandles = true
 	return nil
@@ -447,12 +450,13 @@ func (w *worker) waitDirect() bool {
 
 // settle resolves or rejects the promise of the call a reply answers.
 func (w *worker) settle(f hostFrame) {
-	text := f.Message
-	if f.OK {
-		text = string(f.Value)
-	}
 	w.enter(func() error {
-		_, err := w.settleFn.Call(qjs.UndefinedValue, f.ID, f.OK, text)
+		var err error
+		if f.OK {
+			_, err = w.resolveFn.Call(qjs.UndefinedValue, f.ID, string(f.Value))
+		} else {
+			_, err = w.rejectFn.Call(qjs.UndefinedValue, f.ID, f.Message)
+		}
 		return err
 	})
 }
@@ -492,28 +496,47 @@ func (w *worker) hostLog(text string) {
 	w.vm.Interrupt()
 }
 
-// hostCall sends one binding call and returns its id, or -1 when the frame would exceed
-// the frame bound.
-func (w *worker) hostCall(global, name, args string) int64 {
-	if w.stopped || w.done {
+// hostCall sends one call of binding number binding (see callHeads) and returns its id,
+// or -1 when the frame would exceed the frame bound.
+func (w *worker) hostCall(binding int, args string) int64 {
+	if w.stopped || w.done || binding < 0 || binding >= len(w.callHeads) {
 		return -1
 	}
-	if len(args)+len(global)+len(name)+128 > int(w.limits.MaxFrameBytes) || strings.ContainsAny(args, "\n\r") {
+	head := w.callHeads[binding]
+	if len(args)+len(head)+64 > int(w.limits.MaxFrameBytes) || strings.ContainsAny(args, "\n\r") {
 		return -1
 	}
 	w.nextID++
 	id := w.nextID
-	b := make([]byte, 0, len(args)+len(global)+len(name)+64)
-	b = append(b, `{"type":"call","id":`...)
+	b := append(w.callBuf[:0], `{"type":"call","id":`...)
 	b = strconv.AppendInt(b, id, 10)
-	b = append(b, `,"global":`...)
-	b = appendString(b, global)
-	b = append(b, `,"name":`...)
-	b = appendString(b, name)
-	b = append(b, `,"args":`...)
+	b = append(b, head...)
 	b = append(b, args...)
 	w.out.write(b, true, '}')
+	if cap(b) <= maxKeptCallBuf {
+		w.callBuf = b
+	}
 	return id
+}
+
+// maxKeptCallBuf bounds the call frame buffer the worker keeps for the next call.
+const maxKeptCallBuf = 64 << 10
+
+// callFrameHeads returns, for each binding in the order the prelude numbers them
+// (namespace by namespace, names in order), the part of its call frame between the id
+// and the arguments.
+func callFrameHeads(namespaces []wireNS) []string {
+	var heads []string
+	for _, ns := range namespaces {
+		for _, name := range ns.Names {
+			b := appendString([]byte(`,"global":`), ns.Global)
+			b = append(b, `,"name":`...)
+			b = appendString(b, name)
+			b = append(b, `,"args":`...)
+			heads = append(heads, string(b))
+		}
+	}
+	return heads
 }
 
 // hostDone records the program's completion. kind is "undefined", "value" (text is the

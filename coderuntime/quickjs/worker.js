@@ -4,7 +4,9 @@
 //
 // Host functions (Go):
 //   hostLog(text)                    one console entry
-//   hostCall(global, name, argsJSON) → call id, or -1 when the arguments frame is too large
+//   hostCall(binding, argsJSON)      → call id, or -1 when the arguments frame is too large;
+//                                    binding is the binding's number in the start frame's
+//                                    order of names, namespace by namespace
 //   hostDone(kind, text)             kind: "undefined" | "value" | "invalid-output" | "exception" | "oom" | "exit"
 //   hostTimer(id, ms)                arm timer id
 //   hostClearTimer(id)               disarm timer id
@@ -24,7 +26,6 @@
   const ReflectApply = Reflect.apply;
   const ReflectOwnKeys = Reflect.ownKeys;
   const PropertyIsEnumerable = Object.prototype.propertyIsEnumerable;
-  const NumberIsFinite = Number.isFinite;
   const JSONStringify = JSON.stringify;
   const JSONParse = JSON.parse;
   const StringCtor = String;
@@ -37,6 +38,8 @@
   const ErrorPrototype = Error.prototype;
   const ErrorToString = Error.prototype.toString;
   const FunctionToString = Function.prototype.toString;
+  const FunctionCall = Function.prototype.call;
+  const FunctionBind = Function.prototype.bind;
   const PromiseCtor = Promise;
   const PromiseThen = Promise.prototype.then;
   const PromiseResolve = Promise.resolve.bind(Promise);
@@ -68,6 +71,13 @@
   const InternalErrorPrototype = typeof InternalError === 'function' ? InternalError.prototype : null;
 
   const call = (fn, self, ...args) => ReflectApply(fn, self, args);
+  // uncurry makes fn(self, ...args) of a method, bound now to the intrinsic
+  // Function.prototype.call: cheaper than call on the hot paths (no rest array).
+  const uncurry = (fn) => ReflectApply(FunctionBind, FunctionCall, [fn]);
+  const isEnumerable = uncurry(PropertyIsEnumerable);
+  const setHas = uncurry(SetHas);
+  const setAdd = uncurry(SetAdd);
+  const setDelete = uncurry(SetDelete);
 
   // A descriptor with a null prototype, so a program that defines accessors on
   // Object.prototype cannot inject "get"/"set" fields into it.
@@ -82,15 +92,6 @@
   function push(list, value) {
     define(list, list.length, value, true);
   }
-  function pop(list) {
-    const n = list.length;
-    if (n === 0) return undefined;
-    const v = list[n - 1];
-    const d = ObjectCreate(null);
-    d.value = n - 1;
-    ObjectDefineProperty(list, 'length', d);
-    return v;
-  }
   function newList() {
     return [];
   }
@@ -102,97 +103,100 @@
   // is not lossless: non-finite numbers and -0, undefined, functions, symbols, bigints,
   // sparse or decorated arrays, objects that are not plain or null-prototype, symbol or
   // non-enumerable own keys, and cycles (shared references are fine). Each property is
-  // read exactly once; a throwing getter throws out of encode. The walk is iterative.
+  // read exactly once; a throwing getter throws out of encode. The walk is iterative and
+  // makes no closure: the text is built by concatenation (QuickJS joins strings lazily)
+  // and the open containers are a chain of array literals, whose elements are defined, so
+  // that no accessor a program puts on Array.prototype is reached.
   function encode(root) {
     // A primitive needs none of the walk's bookkeeping.
     switch (typeof root) {
       case 'string': return JSONStringify(root);
       case 'boolean': return root ? 'true' : 'false';
-      case 'number': return NumberIsFinite(root) && !ObjectIs(root, -0) ? JSONStringify(root) : undefined;
+      case 'number': return root - root === 0 && (root !== 0 || 1 / root > 0) ? '' + root : undefined;
       case 'object': if (root === null) return 'null'; break;
       default: return undefined;
     }
-    const out = newList();
-    // active holds the containers being walked (a cycle returns to one of them). The
-    // stack holds the same containers, so while it is shallow a scan of it is cheaper
-    // than making a Set; the Set is made when the walk goes deeper.
+    let out = '';
+    // top is the innermost open container's frame, [kind, source, keys, next index, outer
+    // frame], kind 0 for an array and 1 for an object. A cycle returns to an open
+    // container: while the walk is shallow the chain is scanned for it, and once it is 8
+    // containers deep the open containers are also kept in the Set active.
+    let top = null;
+    let depth = 0;
     let active = null;
-    function isActive(v) {
-      if (active !== null) return call(SetHas, active, v);
-      for (let i = 0; i < stack.length; i++) if (stack[i][1] === v) return true;
-      return false;
-    }
-    function enter(v) {
-      if (active === null && stack.length >= 8) {
-        active = new SetCtor();
-        for (let i = 0; i < stack.length; i++) call(SetAdd, active, stack[i][1]);
-      }
-      if (active !== null) call(SetAdd, active, v);
-    }
-    // Frames: [kind, source, keys, index]; kind 0 = array, 1 = object, 2 = leave marker.
-    const stack = newList();
-    // visit appends a scalar or opens a container; it returns false when not lossless.
-    function visit(v) {
-      if (v === null) { push(out, 'null'); return true; }
+    let v = root;
+    for (;;) {
+      // Append v, or open it.
       switch (typeof v) {
-        case 'boolean': push(out, v ? 'true' : 'false'); return true;
-        case 'string': push(out, JSONStringify(v)); return true;
+        case 'string': out += JSONStringify(v); break;
+        case 'boolean': out += v ? 'true' : 'false'; break;
         case 'number':
-          if (!NumberIsFinite(v) || ObjectIs(v, -0)) return false;
-          push(out, JSONStringify(v));
-          return true;
-        case 'object': break;
-        default: return false;
+          // Finite (v - v is NaN otherwise) and not -0; a finite number's JSON text is
+          // its string.
+          if (v - v !== 0 || (v === 0 && 1 / v < 0)) return undefined;
+          out += '' + v;
+          break;
+        case 'object': {
+          if (v === null) { out += 'null'; break; }
+          if (active !== null) {
+            if (setHas(active, v)) return undefined;
+          } else {
+            for (let f = top; f !== null; f = f[4]) if (f[1] === v) return undefined;
+          }
+          const keys = ReflectOwnKeys(v);
+          let kind;
+          if (ArrayIsArray(v)) {
+            if (ObjectGetPrototypeOf(v) !== ArrayPrototype) return undefined;
+            const n = v.length;
+            if (keys.length !== n + 1) return undefined;
+            for (let i = 0; i < n; i++) if (!ObjectHasOwn(v, i)) return undefined;
+            out += '[';
+            kind = 0;
+          } else {
+            const proto = ObjectGetPrototypeOf(v);
+            if (proto !== ObjectPrototype && proto !== null) return undefined;
+            for (let i = 0; i < keys.length; i++) {
+              const k = keys[i];
+              if (typeof k !== 'string' || !isEnumerable(v, k)) return undefined;
+            }
+            out += '{';
+            kind = 1;
+          }
+          if (active === null && depth >= 8) {
+            active = new SetCtor();
+            for (let f = top; f !== null; f = f[4]) setAdd(active, f[1]);
+          }
+          if (active !== null) setAdd(active, v);
+          top = [kind, v, keys, 0, top];
+          depth++;
+          break;
+        }
+        default: return undefined;
       }
-      if (isActive(v)) return false;
-      const keys = ReflectOwnKeys(v);
-      if (ArrayIsArray(v)) {
-        if (ObjectGetPrototypeOf(v) !== ArrayPrototype) return false;
-        const n = v.length;
-        if (keys.length !== n + 1) return false;
-        for (let i = 0; i < n; i++) if (!ObjectHasOwn(v, i)) return false;
-        enter(v);
-        push(out, '[');
-        push(stack, [0, v, null, 0]);
-        return true;
+      // Move to the next value, closing the containers that are done.
+      for (;;) {
+        if (top === null) return out;
+        const source = top[1];
+        const i = top[3];
+        if (i === (top[0] === 0 ? source.length : top[2].length)) {
+          if (active !== null) setDelete(active, source);
+          out += top[0] === 0 ? ']' : '}';
+          top = top[4];
+          depth--;
+          continue;
+        }
+        top[3] = i + 1;
+        if (i > 0) out += ',';
+        if (top[0] === 0) {
+          v = source[i];
+        } else {
+          const k = top[2][i];
+          out += JSONStringify(k) + ':';
+          v = source[k];
+        }
+        break;
       }
-      const proto = ObjectGetPrototypeOf(v);
-      if (proto !== ObjectPrototype && proto !== null) return false;
-      for (let i = 0; i < keys.length; i++) {
-        const k = keys[i];
-        if (typeof k !== 'string' || !call(PropertyIsEnumerable, v, k)) return false;
-      }
-      enter(v);
-      push(out, '{');
-      push(stack, [1, v, keys, 0]);
-      return true;
     }
-    if (!visit(root)) return undefined;
-    while (stack.length > 0) {
-      const f = stack[stack.length - 1];
-      const source = f[1];
-      const n = f[0] === 0 ? source.length : f[2].length;
-      const i = f[3];
-      if (i === n) {
-        pop(stack);
-        if (active !== null) call(SetDelete, active, source);
-        push(out, f[0] === 0 ? ']' : '}');
-        continue;
-      }
-      f[3] = i + 1;
-      if (i > 0) push(out, ',');
-      let v;
-      if (f[0] === 0) {
-        v = source[i];
-      } else {
-        const k = f[2][i];
-        push(out, JSONStringify(k));
-        push(out, ':');
-        v = source[k];
-      }
-      if (!visit(v)) return undefined;
-    }
-    return join(out, '');
   }
 
   function isError(v) {
@@ -441,8 +445,6 @@
   return function boot(code, namespacesJSON, positionsJSON) {
     const namespaces = JSONParse(namespacesJSON);
     positions = JSONParse(positionsJSON);
-    const pending = new MapCtor();
-
     function makeErrorClass(desc) {
       const C = class extends ErrorCtor {
         constructor(memberName, message) {
@@ -457,31 +459,43 @@
     function failure(errorClass, name, message) {
       return errorClass ? new errorClass(name, message) : new ErrorCtor(message);
     }
-    function bindingFunction(global, name, errorClass) {
+    // A binding call's promise: the Promise constructor runs the one executor every call
+    // shares, which hands the resolving functions over in these two variables.
+    let takenResolve, takenReject;
+    function take(resolve, reject) {
+      takenResolve = resolve;
+      takenReject = reject;
+    }
+    // pending maps the id of each call in flight to [resolve, reject, errorClass, name].
+    // It has no prototype, so an id written to it reaches no accessor of the program's.
+    const pending = ObjectCreate(null);
+    // bindingFunction makes the function of binding number index (the host's order of
+    // the start frame's names, namespace by namespace).
+    function bindingFunction(index, name, errorClass) {
       return function (args) {
         let text;
         try { text = encode(args); } catch { text = undefined; }
         if (text === undefined) return PromiseReject(failure(errorClass, name, 'binding arguments must be lossless JSON'));
-        return new PromiseCtor((resolve, reject) => {
-          const id = hostCall(global, name, text);
-          if (id < 0) {
-            reject(failure(errorClass, name, 'binding arguments are too large to send'));
-            return;
-          }
-          call(MapSet, pending, id, [resolve, reject, errorClass, name]);
-        });
+        const promise = new PromiseCtor(take);
+        const resolve = takenResolve, reject = takenReject;
+        takenResolve = takenReject = undefined;
+        const id = hostCall(index, text);
+        if (id < 0) reject(failure(errorClass, name, 'binding arguments are too large to send'));
+        else pending[id] = [resolve, reject, errorClass, name];
+        return promise;
       };
     }
 
     const params = newList();
     const values = newList();
     const classes = newList();
+    let bindings = 0;
     for (let i = 0; i < namespaces.length; i++) {
       const ns = namespaces[i];
       const errorClass = ns.errorClass ? makeErrorClass(ns.errorClass) : null;
       const object = ObjectCreate(null);
       for (let j = 0; j < ns.names.length; j++) {
-        define(object, ns.names[j], bindingFunction(ns.global, ns.names[j], errorClass), true);
+        define(object, ns.names[j], bindingFunction(bindings++, ns.names[j], errorClass), true);
       }
       push(params, ns.global);
       push(values, object);
@@ -586,18 +600,21 @@
 
     return {
       __proto__: null,
-      // settle answers binding call id: ok with the value's JSON text, or the failure text.
-      settle(id, ok, text) {
-        const entry = call(MapGet, pending, id);
+      // resolve answers binding call id with the JSON text of its value.
+      resolve(id, text) {
+        const entry = pending[id];
         if (entry === undefined) return;
-        call(MapDelete, pending, id);
-        if (ok) {
-          let value;
-          try { value = JSONParse(text); } catch { entry[1](failure(entry[2], entry[3], 'binding resolution must be lossless JSON')); return; }
-          entry[0](value);
-        } else {
-          entry[1](failure(entry[2], entry[3], text));
-        }
+        delete pending[id];
+        let value;
+        try { value = JSONParse(text); } catch { entry[1](failure(entry[2], entry[3], 'binding resolution must be lossless JSON')); return; }
+        entry[0](value);
+      },
+      // reject answers binding call id with the failure's message.
+      reject(id, message) {
+        const entry = pending[id];
+        if (entry === undefined) return;
+        delete pending[id];
+        entry[1](failure(entry[2], entry[3], message));
       },
       // fire runs timer id; an uncaught throw ends the program like a thrown exception.
       fire(id) {
