@@ -15,29 +15,7 @@ import (
 // looks the budget up, nothing may be allocated) and for one with a budget (a deadline
 // armed and stopped per call, on the real clock).
 func BenchmarkWrapper(b *testing.B) {
-	reg, err := tool.NewRegistry(tool.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var execs = map[string]*tool.Execution{}
-	for _, c := range []struct {
-		name string
-		opts []tool.Option
-	}{{"unbudgeted", nil}, {"budgeted", []tool.Option{tool.WithTimeout(time.Minute)}}} {
-		def := tool.Must(tool.New(c.name, "Echoes.", func(_ context.Context, _ *tool.Call, in struct{}) (struct{}, error) { return in, nil }, c.opts...))
-		if _, err := reg.Register(def); err != nil {
-			b.Fatal(err)
-		}
-	}
-	reg.OnPreExecute(func(_ context.Context, e *tool.Execution, next func() (tool.PreDecision, error)) (tool.PreDecision, error) {
-		execs[e.Name()] = e
-		return next()
-	})
-	for _, name := range []string{"unbudgeted", "budgeted"} {
-		if res := reg.Execute(b.Context(), tool.Input{CallID: "c1", Name: name, Args: tool.ParseArguments(`{}`)}); res.IsError {
-			b.Fatal(res.Error.Message)
-		}
-	}
+	reg, execs := benchExecutions(b)
 	wrap := timeout.Wrapper(reg, timeout.Config{})
 	done := tool.Success("ok", nil)
 	body := func(context.Context) (*tool.Result, error) { return done, nil }
@@ -61,19 +39,7 @@ func BenchmarkWrapper(b *testing.B) {
 // with a budget armed and stopped per call on the real clock.
 func BenchmarkCall(b *testing.B) {
 	for _, how := range []string{"installed", "wrapper"} {
-		reg, err := tool.NewRegistry(tool.Config{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, c := range []struct {
-			name string
-			opts []tool.Option
-		}{{"unbudgeted", nil}, {"budgeted", []tool.Option{tool.WithTimeout(time.Minute)}}} {
-			def := tool.Must(tool.New(c.name, "Echoes.", func(_ context.Context, _ *tool.Call, in struct{}) (struct{}, error) { return in, nil }, c.opts...))
-			if _, err := reg.Register(def); err != nil {
-				b.Fatal(err)
-			}
-		}
+		reg := benchRegistry(b)
 		if how == "installed" {
 			if _, err := timeout.Install(reg.Global(), timeout.Config{}); err != nil {
 				b.Fatal(err)
@@ -100,29 +66,7 @@ func BenchmarkCall(b *testing.B) {
 // budget (only the budget's lookup; nothing may be allocated) and for one with a budget
 // (its cause and expiry error).
 func BenchmarkDeadlineFunc(b *testing.B) {
-	reg, err := tool.NewRegistry(tool.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var execs = map[string]*tool.Execution{}
-	for _, c := range []struct {
-		name string
-		opts []tool.Option
-	}{{"unbudgeted", nil}, {"budgeted", []tool.Option{tool.WithTimeout(time.Minute)}}} {
-		def := tool.Must(tool.New(c.name, "Echoes.", func(_ context.Context, _ *tool.Call, in struct{}) (struct{}, error) { return in, nil }, c.opts...))
-		if _, err := reg.Register(def); err != nil {
-			b.Fatal(err)
-		}
-	}
-	reg.OnPreExecute(func(_ context.Context, e *tool.Execution, next func() (tool.PreDecision, error)) (tool.PreDecision, error) {
-		execs[e.Name()] = e
-		return next()
-	})
-	for _, name := range []string{"unbudgeted", "budgeted"} {
-		if res := reg.Execute(b.Context(), tool.Input{CallID: "c1", Name: name, Args: tool.ParseArguments(`{}`)}); res.IsError {
-			b.Fatal(res.Error.Message)
-		}
-	}
+	reg, execs := benchExecutions(b)
 	hook := timeout.DeadlineFunc(reg, timeout.Config{})
 	for _, name := range []string{"unbudgeted", "budgeted"} {
 		exec := execs[name]
@@ -136,4 +80,42 @@ func BenchmarkDeadlineFunc(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchRegistry returns a registry with two echo tools: "unbudgeted" declares no timeout,
+// "budgeted" one minute.
+func benchRegistry(b *testing.B) *tool.Registry {
+	b.Helper()
+	reg, err := tool.NewRegistry(tool.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		opts []tool.Option
+	}{{"unbudgeted", nil}, {"budgeted", []tool.Option{tool.WithTimeout(time.Minute)}}} {
+		def := tool.Must(tool.New(c.name, "Echoes.", func(_ context.Context, _ *tool.Call, in struct{}) (struct{}, error) { return in, nil }, c.opts...))
+		if _, err := reg.Register(def); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return reg
+}
+
+// benchExecutions returns benchRegistry's registry and the Execution of one call of each
+// of its tools, as a hook would be given it.
+func benchExecutions(b *testing.B) (*tool.Registry, map[string]*tool.Execution) {
+	b.Helper()
+	reg := benchRegistry(b)
+	execs := map[string]*tool.Execution{}
+	reg.OnPreExecute(func(_ context.Context, e *tool.Execution, next func() (tool.PreDecision, error)) (tool.PreDecision, error) {
+		execs[e.Name()] = e
+		return next()
+	})
+	for _, name := range []string{"unbudgeted", "budgeted"} {
+		if res := reg.Execute(b.Context(), tool.Input{CallID: "c1", Name: name, Args: tool.ParseArguments(`{}`)}); res.IsError {
+			b.Fatal(res.Error.Message)
+		}
+	}
+	return reg, execs
 }
