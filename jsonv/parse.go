@@ -231,9 +231,21 @@ func duplicate(ms []slot, strs []byte) (span, bool) {
 
 // build turns the slots read into the value: every string a substring of one string, the
 // containers carved out of exactly sized slabs in the order a depth-first walk visits them.
+// A top-level object and its members are allocated on their own, outside the slabs, so that
+// a caller who keeps only the value of one member (a session log keeps an event line's
+// payload, not its envelope) does not keep them alive.
 func build(root slot, done []slot, buf []byte, objs, mems int) any {
 	strs := string(buf)
-	sl := sized(objs, mems, len(done)-mems)
+	elems := len(done) - mems
+	var rootMems []Member
+	if root.kind == slotObject {
+		a, b := root.span()
+		objs, mems = objs-1, mems-(b-a)
+		if b > a {
+			rootMems = make([]Member, b-a)
+		}
+	}
+	sl := sized(objs, mems, elems)
 	type frame struct {
 		a, b int // the children's span of done
 		mems []Member
@@ -266,14 +278,23 @@ func build(root slot, done []slot, buf []byte, objs, mems int) any {
 		case slotObject:
 			a, b := v.span()
 			if a == b {
+				if v == &root {
+					return &Object{}
+				}
 				return sl.object(nil)
 			}
 			src := done[a:b]
-			ms := sl.members(len(src))
+			ms := rootMems
+			if v != &root {
+				ms = sl.members(len(src))
+			}
 			for i := range src {
 				ms[i].Name = strs[src[i].name.a:src[i].name.b]
 			}
 			stack = append(stack, frame{a: a, b: b, mems: ms})
+			if v == &root {
+				return NewObject(ms...)
+			}
 			return sl.object(ms)
 		}
 		return nil
