@@ -23,8 +23,8 @@ const MaxDepth = 10000
 // JavaScript's JSON.parse would accept but could not hand back losslessly: duplicate member
 // names, invalid UTF-8, numbers that overflow a float64 (1e400) and negative zero (-0,
 // -0.0, -1e-400). Member order is kept. Whitespace around the value is allowed; any other
-// trailing data is an error. Nesting deeper than MaxDepth is an error, never a crash.
-// Parse does not retain data.
+// trailing data is an error. Nesting deeper than MaxDepth is an error, never a crash, and
+// so is an input larger than 4 GiB. Parse does not retain data.
 func Parse(data []byte) (any, error) {
 	// Duplicate names are detected here when an object closes, which is cheaper than the
 	// tokenizer's per-name bookkeeping.

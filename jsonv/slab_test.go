@@ -266,3 +266,14 @@ func TestSlabAllocationsDoNotGrowWithContainers(t *testing.T) {
 		})
 	}
 }
+
+// TestParseRejectsInputOver4GiB checks the one limit the packed slots put on Parse, without
+// allocating 4 GiB: parseValue is told the input's size.
+func TestParseRejectsInputOver4GiB(t *testing.T) {
+	dec := jsontext.NewDecoder(strings.NewReader(`{"a":1}`))
+	_, err := parseValue(dec, maxParseInput+1)
+	want := "jsonv: input of 4294967296 bytes is larger than the 4 GiB Parse accepts"
+	if err == nil || err.Error() != want {
+		t.Fatalf("parseValue of a 4 GiB + 1 input: error %v, want %q", err, want)
+	}
+}
