@@ -25,11 +25,19 @@ const MaxDepth = 10000
 // -0.0, -1e-400). Member order is kept. Whitespace around the value is allowed; any other
 // trailing data is an error. Nesting deeper than MaxDepth is an error, never a crash, and
 // so is an input larger than 4 GiB. Parse does not retain data.
-func Parse(data []byte) (any, error) {
+func Parse(data []byte) (any, error) { return parse(data, nil) }
+
+// Parse is the package's Parse, with the value's containers (but for a top-level object)
+// carved out of the arena's chunks right after those of the values the arena built before.
+func (a *Arena) Parse(data []byte) (any, error) { return parse(data, &a.slabs) }
+
+// parse is Parse, carving the containers out of arena's slabs, or out of slabs of its own
+// when arena is nil.
+func parse(data []byte, arena *slabs) (any, error) {
 	// Duplicate names are detected here when an object closes, which is cheaper than the
 	// tokenizer's per-name bookkeeping.
 	dec := jsontext.NewDecoder(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true))
-	v, err := parseValue(dec, len(data))
+	v, err := parseValue(dec, len(data), arena)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +106,7 @@ type parseFrame struct {
 
 // parseValue reads exactly one value from dec, whose input is size bytes long. It builds
 // the tree with an explicit stack so that nesting depth costs heap, not call stack.
-func parseValue(dec *jsontext.Decoder, size int) (any, error) {
+func parseValue(dec *jsontext.Decoder, size int, arena *slabs) (any, error) {
 	if size > maxParseInput {
 		return nil, fmt.Errorf("jsonv: input of %d bytes is larger than the 4 GiB Parse accepts", size)
 	}
@@ -182,7 +190,7 @@ func parseValue(dec *jsontext.Decoder, size int) (any, error) {
 			}
 		}
 		if len(stack) == 0 {
-			return build(v, done, strs, objs, mems), nil
+			return build(v, done, strs, objs, mems, arena), nil
 		}
 		if f := &stack[len(stack)-1]; f.isObject {
 			v.name = f.name
@@ -230,11 +238,12 @@ func duplicate(ms []slot, strs []byte) (span, bool) {
 }
 
 // build turns the slots read into the value: every string a substring of one string, the
-// containers carved out of exactly sized slabs in the order a depth-first walk visits them.
+// containers carved out of exactly sized slabs (or the arena's) in the order a depth-first
+// walk visits them.
 // A top-level object and its members are allocated on their own, outside the slabs, so that
 // a caller who keeps only the value of one member (a session log keeps an event line's
 // payload, not its envelope) does not keep them alive.
-func build(root slot, done []slot, buf []byte, objs, mems int) any {
+func build(root slot, done []slot, buf []byte, objs, mems int, arena *slabs) any {
 	strs := string(buf)
 	elems := len(done) - mems
 	var rootMems []Member
@@ -245,7 +254,14 @@ func build(root slot, done []slot, buf []byte, objs, mems int) any {
 			rootMems = make([]Member, b-a)
 		}
 	}
-	sl := sized(objs, mems, elems)
+	var own slabs
+	sl := arena
+	if sl == nil {
+		own = sized(objs, mems, elems)
+		sl = &own
+	} else {
+		sl.reserve(objs, mems, elems)
+	}
 	type frame struct {
 		a, b int // the children's span of done
 		mems []Member

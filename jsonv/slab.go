@@ -19,6 +19,36 @@ type slabs struct {
 	elems []any
 }
 
+// Arena lays out the values of many Parse and Snapshot calls one after the other: each
+// value's containers are carved out of chunks the arena shares between calls, so that a
+// walk over all of them (a session log's payloads, in order) reads memory sequentially
+// rather than one scattered block per value. The values are exactly what Parse and Snapshot
+// return, with the same guarantees; the difference is only where they live. A value kept
+// after the others are dropped keeps its chunks alive, so an arena suits values that live
+// and die together, such as the events of one log. The zero value is ready to use; an
+// Arena is not safe for concurrent use.
+type Arena struct {
+	slabs slabs
+}
+
+// arenaChunk is the size of an arena's chunks, in objects; the member and element chunks
+// hold four times as many (an object has a few members, an array a few elements).
+const arenaChunk = 256
+
+// reserve makes room for objs objects, mems members and elems elements, starting new chunks
+// for those that lack it, so that one value is carved out of one chunk of each kind.
+func (s *slabs) reserve(objs, mems, elems int) {
+	if objs > cap(s.objs)-len(s.objs) {
+		s.objs = make([]Object, 0, max(objs, arenaChunk))
+	}
+	if mems > cap(s.mems)-len(s.mems) {
+		s.mems = make([]Member, 0, max(mems, 4*arenaChunk))
+	}
+	if elems > cap(s.elems)-len(s.elems) {
+		s.elems = make([]any, 0, max(elems, 4*arenaChunk))
+	}
+}
+
 // minSlabChunk is the smallest chunk allocated when a slab runs out, so that a value
 // whose sizes were not known in advance does not allocate tiny chunks.
 const minSlabChunk = 8

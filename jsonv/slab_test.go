@@ -95,29 +95,62 @@ func containers(v any) []any {
 	return out
 }
 
-// slabBuilders are the two ways to a slab-built value from a drawn one.
+// slabBuilders are the ways to a slab-built value from a drawn one. Each also returns a
+// check to run at the end of the test: the arena builders put the value between two
+// neighbours built in the same arena, and their check fails if a neighbour changed.
 var slabBuilders = []struct {
 	name  string
-	build func(t *rapid.T, v any) any
+	build func(t *rapid.T, v any) (any, func())
 }{
-	{"Parse", func(t *rapid.T, v any) any {
-		data, err := Marshal(v)
-		if err != nil {
-			t.Fatalf("Marshal: %v", err)
-		}
-		p, err := Parse(data)
-		if err != nil {
-			t.Fatalf("Parse(%s): %v", data, err)
-		}
-		return p
+	{"Parse", func(t *rapid.T, v any) (any, func()) { return parseFunc(t, Parse, v), func() {} }},
+	{"Snapshot", func(t *rapid.T, v any) (any, func()) { return snapshotFunc(t, Snapshot, v), func() {} }},
+	{"ArenaParse", func(t *rapid.T, v any) (any, func()) {
+		var a Arena
+		return between(t, func(v any) any { return parseFunc(t, a.Parse, v) }, v)
 	}},
-	{"Snapshot", func(t *rapid.T, v any) any {
-		s, err := Snapshot(v)
-		if err != nil {
-			t.Fatalf("Snapshot: %v", err)
-		}
-		return s
+	{"ArenaSnapshot", func(t *rapid.T, v any) (any, func()) {
+		var a Arena
+		return between(t, func(v any) any { return snapshotFunc(t, a.Snapshot, v) }, v)
 	}},
+}
+
+func parseFunc(t *rapid.T, parse func([]byte) (any, error), v any) any {
+	data := mustMarshal(t, v)
+	p, err := parse(data)
+	if err != nil {
+		t.Fatalf("Parse(%s): %v", data, err)
+	}
+	return p
+}
+
+func snapshotFunc(t *rapid.T, snapshot func(any) (any, error), v any) any {
+	s, err := snapshot(v)
+	if err != nil {
+		t.Fatalf("Snapshot: %v", err)
+	}
+	return s
+}
+
+// between builds v with build between two neighbours drawn and built the same way, and
+// returns it with a check that the neighbours are unchanged.
+func between(t *rapid.T, build func(any) any, v any) (any, func()) {
+	var neighbours []any
+	var want [][]byte
+	add := func() {
+		n := genValue(3).Draw(t, "neighbour")
+		want = append(want, mustMarshal(t, n))
+		neighbours = append(neighbours, build(n))
+	}
+	add()
+	out := build(v)
+	add()
+	return out, func() {
+		for i, n := range neighbours {
+			if got := mustMarshal(t, n); !bytes.Equal(got, want[i]) {
+				t.Fatalf("a neighbour in the arena changed:\n%s\n%s", want[i], got)
+			}
+		}
+	}
 }
 
 func TestPropSlabBuiltEqualsNaive(t *testing.T) {
@@ -126,7 +159,8 @@ func TestPropSlabBuiltEqualsNaive(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				v := genSlabValue().Draw(t, "v")
 				want, _ := Marshal(v)
-				got := b.build(t, v)
+				got, check := b.build(t, v)
+				defer check()
 				naive := naiveParse(t, want)
 				if !Equal(got, naive) || !Equal(got, v) {
 					t.Fatalf("%s built a value not Equal to the naive one for %s", b.name, want)
@@ -152,7 +186,8 @@ func TestPropSlabMutationIsolated(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				v := genSlabValue().Draw(t, "v")
 				data, _ := Marshal(v)
-				got := b.build(t, v)
+				got, check := b.build(t, v)
+				defer check()
 				naive := naiveParse(t, data)
 				gc, nc := containers(got), containers(naive)
 				if len(gc) != len(nc) {
@@ -271,7 +306,7 @@ func TestSlabAllocationsDoNotGrowWithContainers(t *testing.T) {
 // allocating 4 GiB: parseValue is told the input's size.
 func TestParseRejectsInputOver4GiB(t *testing.T) {
 	dec := jsontext.NewDecoder(strings.NewReader(`{"a":1}`))
-	_, err := parseValue(dec, maxParseInput+1)
+	_, err := parseValue(dec, maxParseInput+1, nil)
 	want := "jsonv: input of 4294967296 bytes is larger than the 4 GiB Parse accepts"
 	if err == nil || err.Error() != want {
 		t.Fatalf("parseValue of a 4 GiB + 1 input: error %v, want %q", err, want)

@@ -49,6 +49,22 @@ func Snapshot(v any) (any, error) {
 	return s.run(v)
 }
 
+// Snapshot is the package's Snapshot, with the copy's containers carved out of the arena's
+// chunks right after those of the values the arena built before.
+func (a *Arena) Snapshot(v any) (any, error) {
+	if o, ok := v.(*Object); ok && o != nil {
+		if c, ok := copyFlat(o); ok {
+			return c, nil
+		}
+	}
+	var s snapshotter
+	s.slabs = a.slabs
+	s.slabs.reserve(countNodes(v))
+	out, err := s.run(v)
+	a.slabs = s.slabs
+	return out, err
+}
+
 // maxCounted bounds the nodes countNodes visits, so that a circular value (which Snapshot
 // rejects) or a huge one costs a bounded pre-pass; past it the slabs grow in chunks.
 const maxCounted = 1 << 16

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/dsh-go/dsh/jsonv"
 )
 
 // Store is where sessions are kept: the seam between the agent loop and a storage engine.
@@ -72,8 +74,12 @@ var ErrConflict = errors.New("session: another writer holds the session")
 // Stamp validates e and returns it as a log records it at seq and time t (Unix
 // milliseconds): with a private snapshot of its data. Stores other than FileStore use it,
 // so that every store checks and encodes events alike.
-func Stamp(e Event, seq, t int64) (Event, error) {
-	e, err := snapshotEvent(e)
+func Stamp(e Event, seq, t int64) (Event, error) { return stamp(nil, e, seq, t) }
+
+// stamp is Stamp, copying the data into arena when it is not nil, so that the payloads of
+// one log lie one after the other.
+func stamp(arena *jsonv.Arena, e Event, seq, t int64) (Event, error) {
+	e, err := snapshotEvent(arena, e)
 	if err != nil {
 		return Event{}, err
 	}
@@ -90,7 +96,7 @@ func EncodeEvent(e Event) ([]byte, error) { return appendEventJSON(nil, &e) }
 
 // ParseEvent decodes and checks one event line as EncodeEvent wrote it.
 func ParseEvent(line []byte) (Event, error) {
-	e, err := parseEventLine(line)
+	e, err := parseEventLine(nil, line)
 	if err != nil {
 		return Event{}, err
 	}
