@@ -182,7 +182,7 @@ func parseValue(dec *jsontext.Decoder, size int, arena *slabs) (any, error) {
 					objs++
 					mems += len(children)
 				}
-				done = append(done, children...)
+				done = append(growSlots(done, len(children)), children...)
 				pending = pending[:f.start]
 				stack = stack[:len(stack)-1]
 			default:
@@ -196,8 +196,20 @@ func parseValue(dec *jsontext.Decoder, size int, arena *slabs) (any, error) {
 			v.name = f.name
 			f.haveName = false
 		}
-		pending = append(pending, v)
+		pending = append(growSlots(pending, 1), v)
 	}
+}
+
+// growSlots returns s with room for n more slots, doubling its capacity when it lacks it:
+// append grows large slices by only a quarter, and a large document's slots would be
+// copied many times over.
+func growSlots(s []slot, n int) []slot {
+	if len(s)+n <= cap(s) {
+		return s
+	}
+	grown := make([]slot, len(s), max(2*cap(s), len(s)+n))
+	copy(grown, s)
+	return grown
 }
 
 // appendContents appends the contents of the string raw, which the decoder has read and
