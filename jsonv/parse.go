@@ -107,7 +107,7 @@ type parseFrame struct {
 // parseValue reads exactly one value from dec, whose input is size bytes long. It builds
 // the tree with an explicit stack so that nesting depth costs heap, not call stack.
 func parseValue(dec *jsontext.Decoder, size int, arena *slabs) (any, error) {
-	if size > maxParseInput {
+	if uint64(size) > maxParseInput {
 		return nil, fmt.Errorf("jsonv: input of %d bytes is larger than the 4 GiB Parse accepts", size)
 	}
 	var (
