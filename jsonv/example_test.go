@@ -125,3 +125,32 @@ func ExampleNewObjectCopy() {
 	fmt.Println(string(b))
 	// Output: {"text":"hello","n":2}
 }
+
+// An Arena lays out the values of many calls one after the other, as a log does with the
+// payloads of its events; each value is what Parse or Snapshot alone would return.
+func ExampleArena() {
+	var arena jsonv.Arena
+	var events []any
+	for _, line := range []string{`{"type":"text","text":"hi"}`, `{"type":"text","text":"there"}`} {
+		v, err := arena.Parse([]byte(line))
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		events = append(events, v)
+	}
+	copied, err := arena.Snapshot(map[string]any{"type": "text", "text": "!"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	events = append(events, copied)
+	for _, e := range events {
+		text, _ := e.(*jsonv.Object).Get("text")
+		fmt.Println(text)
+	}
+	// Output:
+	// hi
+	// there
+	// !
+}

@@ -30,6 +30,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		v, err := Parse(data)
+		checkArenaParse(t, data, v, err)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "jsonv: ") {
 				t.Fatalf("error without package prefix: %v", err)
@@ -66,6 +67,29 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkArenaParse parses data in an arena after a neighbour and checks that it gets what
+// Parse got (the same value, or the same error) and leaves the neighbour alone.
+func checkArenaParse(t *testing.T, data []byte, want any, wantErr error) {
+	const neighbour = `{"a":[1,{"b":"c"}],"d":"e"}`
+	var a Arena
+	n, err := a.Parse([]byte(neighbour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.Parse(data)
+	switch {
+	case (err == nil) != (wantErr == nil):
+		t.Fatalf("Arena.Parse(%q): error %v, Parse: %v", data, err, wantErr)
+	case err != nil && err.Error() != wantErr.Error():
+		t.Fatalf("Arena.Parse(%q): error %q, Parse: %q", data, err, wantErr)
+	case err == nil && !Equal(got, want):
+		t.Fatalf("Arena.Parse(%q) is not Equal to Parse's value", data)
+	}
+	if out, _ := Marshal(n); string(out) != neighbour {
+		t.Fatalf("the neighbour in the arena changed to %s", out)
+	}
 }
 
 // FuzzSnapshotMatchesParse decodes the same text with encoding/json into map[string]any

@@ -45,7 +45,111 @@ func Snapshot(v any) (any, error) {
 		}
 	}
 	var s snapshotter
+	s.slabs = sized(countNodes(v))
 	return s.run(v)
+}
+
+// Snapshot is the package's Snapshot, with the copy's containers carved out of the arena's
+// chunks right after those of the values the arena built before.
+func (a *Arena) Snapshot(v any) (any, error) {
+	if o, ok := v.(*Object); ok && o != nil {
+		if c, ok := copyFlat(o); ok {
+			return c, nil
+		}
+	}
+	var s snapshotter
+	s.slabs = a.slabs
+	s.slabs.reserve(countNodes(v))
+	out, err := s.run(v)
+	a.slabs = s.slabs
+	return out, err
+}
+
+// maxCounted bounds the nodes countNodes visits, so that a circular value (which Snapshot
+// rejects) or a huge one costs a bounded pre-pass; past it the slabs grow in chunks.
+const maxCounted = 1 << 16
+
+// countNodes counts the objects, members and array elements Snapshot will allocate for v,
+// so that its slabs are allocated once, at their exact sizes. It stops early, with a lower
+// count, past maxCounted nodes; it validates nothing.
+func countNodes(v any) (objs, mems, elems int) {
+	var (
+		buf   [16]any
+		stack = append(buf[:0], v)
+	)
+	for visited := 0; len(stack) > 0 && visited < maxCounted; visited++ {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for {
+			w, ok := v.(Value)
+			if !ok {
+				break
+			}
+			v = w.V
+		}
+		switch v := v.(type) {
+		case []any:
+			elems += len(v)
+			for _, e := range v {
+				if isContainer(e) {
+					stack = append(stack, e)
+				}
+			}
+		case []string:
+			elems += len(v)
+		case []float64:
+			elems += len(v)
+		case []int:
+			elems += len(v)
+		case []map[string]any:
+			elems += len(v)
+			for _, e := range v {
+				stack = append(stack, e)
+			}
+		case []*Object:
+			elems += len(v)
+			for _, e := range v {
+				stack = append(stack, e)
+			}
+		case map[string]any:
+			objs++
+			mems += len(v)
+			for _, e := range v {
+				if isContainer(e) {
+					stack = append(stack, e)
+				}
+			}
+		case map[string]string:
+			objs++
+			mems += len(v)
+		case *Object:
+			objs++
+			mems += v.Len()
+			for _, m := range v.Members() {
+				if isContainer(m.Value) {
+					stack = append(stack, m.Value)
+				}
+			}
+		case Object:
+			objs++
+			mems += len(v.members)
+			for _, m := range v.members {
+				if isContainer(m.Value) {
+					stack = append(stack, m.Value)
+				}
+			}
+		}
+	}
+	return objs, mems, elems
+}
+
+// isContainer reports whether countNodes has to look into v: anything but a scalar.
+func isContainer(v any) bool {
+	switch v.(type) {
+	case nil, bool, float64, string:
+		return false
+	}
+	return true
 }
 
 // copyFlat is Snapshot's shortcut for a small object whose members are all canonical
@@ -128,6 +232,7 @@ func (f *snapFrame) seg() pathSeg {
 }
 
 type snapshotter struct {
+	slabs slabs // the copy's containers
 	stack []snapFrame
 	anc   ancestry
 	small [4]snapFrame // backs stack for shallow values, so most walks allocate no frames
@@ -269,10 +374,10 @@ func (s *snapshotter) convert(v any) (any, error) {
 		if len(v) == 0 {
 			return []any{}, nil
 		}
-		dst := make([]any, len(v))
+		dst := s.slabs.elements(len(v))
 		return dst, s.push(snapFrame{src: v, dstArr: dst, kind: snapArray}, sliceIdent(v), v)
 	case []string:
-		dst := make([]any, len(v))
+		dst := s.slabs.elements(len(v))
 		for i, e := range v {
 			if !utf8.ValidString(e) {
 				return nil, fmt.Errorf("jsonv: string at %s is not valid UTF-8, which is not lossless JSON",
@@ -282,7 +387,7 @@ func (s *snapshotter) convert(v any) (any, error) {
 		}
 		return dst, nil
 	case []float64:
-		dst := make([]any, len(v))
+		dst := s.slabs.elements(len(v))
 		for i, e := range v {
 			if err := checkFloat(e, func() string { return s.childPath(indexSeg(i)) }); err != nil {
 				return nil, err
@@ -291,7 +396,7 @@ func (s *snapshotter) convert(v any) (any, error) {
 		}
 		return dst, nil
 	case []int:
-		dst := make([]any, len(v))
+		dst := s.slabs.elements(len(v))
 		for i, e := range v {
 			f, ok := intToFloat(int64(e))
 			if !ok {
@@ -306,10 +411,10 @@ func (s *snapshotter) convert(v any) (any, error) {
 		return s.boxed(len(v), func(i int) any { return v[i] })
 	case map[string]any:
 		if len(v) == 0 {
-			return &Object{}, nil
+			return s.slabs.object(nil), nil
 		}
 		keys := slices.SortedFunc(maps.Keys(v), compareCanonical)
-		dst := make([]Member, len(keys))
+		dst := s.slabs.members(len(keys))
 		for i, k := range keys {
 			dst[i].Name = k // the values are filled in by the frame
 		}
@@ -317,10 +422,10 @@ func (s *snapshotter) convert(v any) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return NewObject(dst...), nil
+		return s.slabs.object(dst), nil
 	case map[string]string:
 		keys := slices.SortedFunc(maps.Keys(v), compareCanonical)
-		dst := make([]Member, len(keys))
+		dst := s.slabs.members(len(keys))
 		for i, k := range keys {
 			e := v[k]
 			if !utf8.ValidString(k) {
@@ -333,15 +438,15 @@ func (s *snapshotter) convert(v any) (any, error) {
 			}
 			dst[i] = Member{Name: k, Value: e}
 		}
-		return NewObject(dst...), nil
+		return s.slabs.object(dst), nil
 	case *Object:
 		if v.Len() == 0 {
-			return &Object{}, nil
+			return s.slabs.object(nil), nil
 		}
 		return s.object(v, objectIdent(v))
 	case Object:
 		if v.Len() == 0 {
-			return &Object{}, nil
+			return s.slabs.object(nil), nil
 		}
 		return s.object(&v, membersIdent(v.members))
 	default:
@@ -355,14 +460,14 @@ func (s *snapshotter) object(src *Object, id ident) (any, error) {
 		return nil, duplicateError(name, s.path())
 	}
 	members := src.members
-	dst := make([]Member, len(members))
+	dst := s.slabs.members(len(members))
 	for i := range members {
 		dst[i].Name = members[i].Name // the values are filled in by the frame
 	}
 	if err := s.push(snapFrame{members: members, dstObj: dst, kind: snapObject}, id, src); err != nil {
 		return nil, err
 	}
-	return NewObject(dst...), nil
+	return s.slabs.object(dst), nil
 }
 
 // boxed starts copying a typed slice whose elements are containers, through a []any view.
@@ -374,7 +479,7 @@ func (s *snapshotter) boxed(n int, at func(int) any) (any, error) {
 	for i := range view {
 		view[i] = at(i)
 	}
-	dst := make([]any, n)
+	dst := s.slabs.elements(n)
 	s.stack = append(s.stack, snapFrame{src: view, dstArr: dst, kind: snapArray})
 	return dst, nil
 }

@@ -25,6 +25,18 @@
 //
 // Every walk in this package is iterative: nesting depth costs heap, not call stack. Values are not
 // safe for concurrent mutation, but any number of goroutines may read one at once.
+//
+// Parse and Snapshot lay each value out for reading: its objects, their member lists and
+// its arrays' elements are carved out of three blocks allocated once per call at their
+// exact sizes, in the order a depth-first walk visits them, and Parse keeps all the value's
+// strings in one string. Walking a value, or a log of values built one after the other,
+// then reads memory sequentially instead of chasing pointers across the heap. Every member
+// list and array has a capacity equal to its length, so Object.Set and append copy out
+// instead of writing into a neighbour; the price is that any part of such a value kept
+// after the rest is dropped keeps the whole value's blocks alive (a top-level object that
+// Parse returns is allocated apart, so that keeping one member's value does not keep it).
+// An Arena extends the layout across calls, for values that live and die together, such as
+// the payloads of one session log.
 package jsonv
 
 import (

@@ -244,7 +244,7 @@ func checkCrashed(t *testing.T, root string, comp Compression, id string, maxAck
 	for i, e := range committed {
 		want := script[i].e
 		want.Seq, want.Time = e.Seq, e.Time
-		want, _ = snapshotEvent(want)
+		want, _ = snapshotEvent(nil, want)
 		if !eventsEqual(e, want) {
 			t.Fatalf("%s: event %d is %+v, want %+v", id, i, e, want)
 		}

@@ -397,7 +397,7 @@ func FuzzDeriveMessages(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var evs []Event
 		for line := range bytes.Lines(data) {
-			e, err := parseEventLine(bytes.TrimSuffix(line, []byte("\n")))
+			e, err := parseEventLine(nil, bytes.TrimSuffix(line, []byte("\n")))
 			if err != nil {
 				continue
 			}
@@ -415,7 +415,7 @@ func TestParsedEventInternsTypes(t *testing.T) {
 		TypeAssistantChunk, TypeAssistantMessage, TypeToolCall, TypeToolResult, TypeCodeDispatchStart,
 		TypeCodeDispatch, TypeApprovalAsked, TypeApprovalDecided, TypeTodoWrite, TypeRequestHeader,
 		TypeRequestContext, TypeEndSeed} {
-		e, err := parseEventLine([]byte(`{"type":"` + typ + `","seq":0,"time":0,"data":{},"surfaceOp":"append"}`))
+		e, err := parseEventLine(nil, []byte(`{"type":"`+typ+`","seq":0,"time":0,"data":{},"surfaceOp":"append"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -426,7 +426,7 @@ func TestParsedEventInternsTypes(t *testing.T) {
 			t.Errorf("type %q: surfaceOp parsed as a copy", typ)
 		}
 	}
-	e, err := parseEventLine([]byte(`{"type":"x/new","seq":0,"time":0,"data":{},"surfaceOp":"replace","ignorable":true}`))
+	e, err := parseEventLine(nil, []byte(`{"type":"x/new","seq":0,"time":0,"data":{},"surfaceOp":"replace","ignorable":true}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -162,9 +162,14 @@ var ErrClosed = errors.New("session: log is closed")
 // exactly representable for every reader of the log.
 const maxSafeInteger = 1<<53 - 1
 
-// snapshotEvent validates and copies e's data into the lossless model.
-func snapshotEvent(e Event) (Event, error) {
-	data, err := jsonv.Snapshot(e.Data)
+// snapshotEvent validates and copies e's data into the lossless model, in arena when it is
+// not nil.
+func snapshotEvent(arena *jsonv.Arena, e Event) (Event, error) {
+	snapshot := jsonv.Snapshot
+	if arena != nil {
+		snapshot = arena.Snapshot
+	}
+	data, err := snapshot(e.Data)
 	if err != nil {
 		return Event{}, &DataError{Type: e.Type, Err: err}
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/session/internal/batchlog"
 	"github.com/klauspost/compress/zstd"
 )
@@ -58,10 +59,13 @@ func newFileLog(path string, h Header, opts *Options, events []Event, f *os.File
 		l.enc = enc
 	}
 	now := nowOrDefault(opts.Now)
+	// The appended events' payloads follow each other in one arena; batchlog calls Stamp
+	// with its lock held, which is what guards the arena.
+	var arena jsonv.Arena
 	l.b = batchlog.New(batchlog.Config[Event]{
 		Delay: opts.WriteBatchMaxDelay,
 		Stamp: func(e Event, seq int) (Event, error) {
-			return Stamp(e, int64(seq), now().UnixMilli())
+			return stamp(&arena, e, int64(seq), now().UnixMilli())
 		},
 		Write:   func(_ context.Context, pending []Event) error { return l.write(pending) },
 		Closed:  ErrClosed,

@@ -101,7 +101,7 @@ func FuzzReadLog(f *testing.F) {
 // unmarshal to the same event.
 func FuzzEventJSON(f *testing.F) {
 	for _, e := range append(turnEvents(0), ToolCall{CallID: "c", Arguments: "{}"}.Event(), result(0, 0, "c", 4)) {
-		e, _ = snapshotEvent(e)
+		e, _ = snapshotEvent(nil, e)
 		b, _ := e.MarshalJSON()
 		f.Add(b)
 	}

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/dsh-go/dsh/jsonv"
 )
 
 // Log is an append-only session event log. It assigns each appended event the next seq
@@ -44,6 +46,7 @@ func nowOrDefault(now func() time.Time) func() time.Time {
 type Memory struct {
 	mu     sync.Mutex
 	events []Event
+	arena  jsonv.Arena // the events' payloads, one after the other (guarded by mu)
 	now    func() time.Time
 	closed bool
 }
@@ -61,7 +64,7 @@ func (m *Memory) Append(e Event) (Event, error) {
 	if m.closed {
 		return Event{}, ErrClosed
 	}
-	e, err := Stamp(e, int64(len(m.events)), m.now().UnixMilli())
+	e, err := stamp(&m.arena, e, int64(len(m.events)), m.now().UnixMilli())
 	if err != nil {
 		return Event{}, err
 	}

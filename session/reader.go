@@ -36,6 +36,7 @@ func (e *CorruptError) Unwrap() error { return e.Err }
 type scan struct {
 	header Header
 	events []Event
+	arena  jsonv.Arena // the events' payloads, one after the other
 	// committed is the length of the intact prefix; bytes past it are a torn tail.
 	committed int64
 }
@@ -109,7 +110,7 @@ func readZstd(dec *zstd.Decoder, data []byte) (*scan, error) {
 		}
 		// The checksum matched, so these are the bytes that were written: a bad line
 		// here is a writer fault, never a torn write.
-		events, err := splitLines(plain)
+		events, err := splitLines(&s.arena, plain)
 		if err != nil {
 			return nil, corrupt(off, "intact frame holds an invalid record: %v", err)
 		}
@@ -124,15 +125,16 @@ func readZstd(dec *zstd.Decoder, data []byte) (*scan, error) {
 	return s, nil
 }
 
-// splitLines parses a frame's plaintext: complete lines, each a JSON event envelope.
-func splitLines(plain []byte) ([]Event, error) {
+// splitLines parses a frame's plaintext: complete lines, each a JSON event envelope, into
+// arena.
+func splitLines(arena *jsonv.Arena, plain []byte) ([]Event, error) {
 	if len(plain) == 0 || plain[len(plain)-1] != '\n' {
 		return nil, errors.New("frame does not end with a complete line")
 	}
 	var out []Event
 	for len(plain) > 0 {
 		i := bytes.IndexByte(plain, '\n')
-		e, err := parseEventLine(plain[:i])
+		e, err := parseEventLine(arena, plain[:i])
 		if err != nil {
 			return nil, err
 		}
@@ -142,9 +144,13 @@ func splitLines(plain []byte) ([]Event, error) {
 	return out, nil
 }
 
-// parseEventLine parses one event line's envelope.
-func parseEventLine(line []byte) (Event, error) {
-	v, err := jsonv.Parse(line)
+// parseEventLine parses one event line's envelope, into arena when it is not nil.
+func parseEventLine(arena *jsonv.Arena, line []byte) (Event, error) {
+	parse := jsonv.Parse
+	if arena != nil {
+		parse = arena.Parse
+	}
+	v, err := parse(line)
 	if err != nil {
 		return Event{}, fmt.Errorf("unparsable event line: %w", err)
 	}
@@ -179,7 +185,7 @@ func readJSONL(data []byte) (*scan, error) {
 			break // torn tail: an unterminated final line
 		}
 		end := off + i + 1
-		e, err := parseEventLine(data[off : end-1])
+		e, err := parseEventLine(&s.arena, data[off:end-1])
 		if err != nil {
 			// A line that is not an event envelope is damage: fatal when an intact line
 			// follows, a torn tail otherwise.
@@ -205,7 +211,7 @@ func intactLineAfter(data []byte, from int) bool {
 		if i < 0 {
 			return false
 		}
-		if _, err := parseEventLine(data[from : from+i]); err == nil {
+		if _, err := parseEventLine(nil, data[from:from+i]); err == nil {
 			return true
 		}
 		from += i + 1

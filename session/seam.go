@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/dsh-go/dsh/jsonv"
 )
 
 // Store is where sessions are kept: the seam between the agent loop and a storage engine.
@@ -74,7 +76,11 @@ var ErrConflict = errors.New("session: another writer holds the session")
 // built and nobody changed since is handed over instead: its data, fresh and checked when
 // it was built, is kept as it is, without the copy and the payload check. Every Log of this
 // package and the stores use it, so that every store checks and encodes events alike.
-func Stamp(e Event, seq, t int64) (Event, error) {
+func Stamp(e Event, seq, t int64) (Event, error) { return stamp(nil, e, seq, t) }
+
+// stamp is Stamp, copying the data into arena when it is not nil, so that the payloads of
+// one log lie one after the other.
+func stamp(arena *jsonv.Arena, e Event, seq, t int64) (Event, error) {
 	if owned := e.owned; owned != nil {
 		e.owned = nil
 		if ownedIntact(&e, owned) {
@@ -85,7 +91,7 @@ func Stamp(e Event, seq, t int64) (Event, error) {
 			return e, nil
 		}
 	}
-	e, err := snapshotEvent(e)
+	e, err := snapshotEvent(arena, e)
 	if err != nil {
 		return Event{}, err
 	}
@@ -102,7 +108,7 @@ func EncodeEvent(e Event) ([]byte, error) { return appendEventJSON(nil, &e) }
 
 // ParseEvent decodes and checks one event line as EncodeEvent wrote it.
 func ParseEvent(line []byte) (Event, error) {
-	e, err := parseEventLine(line)
+	e, err := parseEventLine(nil, line)
 	if err != nil {
 		return Event{}, err
 	}
