@@ -32,8 +32,19 @@ func Parse(data []byte) (any, error) { return parse(data, nil) }
 func (a *Arena) Parse(data []byte) (any, error) { return parse(data, &a.slabs) }
 
 // parse is Parse, carving the containers out of arena's slabs, or out of slabs of its own
-// when arena is nil.
+// when arena is nil. The two fast passes read every text Parse accepts; a text they give
+// up on is read again by parseChecked, whose errors say what is wrong and where.
 func parse(data []byte, arena *slabs) (any, error) {
+	if len(data) > 0 && uint64(len(data)) <= maxParseInput {
+		if v, ok := parseFast(data, arena); ok {
+			return v, nil
+		}
+	}
+	return parseChecked(data, arena)
+}
+
+// parseChecked is Parse through the jsontext tokenizer, which explains every error.
+func parseChecked(data []byte, arena *slabs) (any, error) {
 	// Duplicate names are detected here when an object closes, which is cheaper than the
 	// tokenizer's per-name bookkeeping.
 	dec := jsontext.NewDecoder(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true))
