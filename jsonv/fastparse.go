@@ -294,11 +294,9 @@ func hex4(data []byte, i int) (rune, bool) {
 
 // fastBuilder is the building pass: it reads a text scanText accepted.
 type fastBuilder struct {
-	data  []byte
-	sizes []uint32
-	next  int    // the index in sizes of the next container
-	buf   []byte // every string's contents, unquoted, each written once
-	w     int    // how much of buf is written
+	data []byte
+	buf  []byte // every string's contents, unquoted, each written once
+	w    int    // how much of buf is written
 }
 
 // buildFrame is an open container of the building pass.
@@ -317,14 +315,15 @@ func parseFast(data []byte, arena *slabs) (any, bool) {
 	if !ok {
 		return nil, false
 	}
-	b := fastBuilder{data: data, sizes: c.sizes}
+	b := fastBuilder{data: data}
+	sizes, next := c.sizes, 0 // next is the index in sizes of the next container
 	if c.strBytes > 0 {
 		b.buf = make([]byte, c.strBytes)
 	}
 	objs, mems := c.objs, c.mems
 	i := skipSpaces(data, 0)
 	if data[i] == '{' {
-		objs, mems = objs-1, mems-int(c.sizes[0])
+		objs, mems = objs-1, mems-int(sizes[0])
 	}
 	var own slabs
 	sl := arena
@@ -343,8 +342,8 @@ func parseFast(data []byte, arena *slabs) (any, bool) {
 		// A value starts at i.
 		switch data[i] {
 		case '{':
-			n := int(b.sizes[b.next])
-			b.next++
+			n := int(sizes[next])
+			next++
 			var (
 				o  *Object
 				ms []Member
@@ -369,8 +368,8 @@ func parseFast(data []byte, arena *slabs) (any, bool) {
 			i = b.name(i, &ms[0].Name)
 			continue
 		case '[':
-			n := int(b.sizes[b.next])
-			b.next++
+			n := int(sizes[next])
+			next++
 			arr := sl.elements(n)
 			i = skipSpaces(data, i+1)
 			if n == 0 {
