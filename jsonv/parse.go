@@ -67,7 +67,7 @@ func ParseString(s string) (any, error) { return Parse([]byte(s)) }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// The parser reads the tokens once, recording every value as a slot: scalars in place,
+// parseChecked reads the tokens once, recording every value as a slot: scalars in place,
 // strings as a span of one shared byte buffer, containers as the span of their children
 // among the slots of containers already closed. Once the whole value has been read, its
 // sizes are known: the strings become one string, and the containers are carved out of
