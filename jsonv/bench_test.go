@@ -1,6 +1,7 @@
 package jsonv
 
 import (
+	"encoding/json"
 	"testing"
 )
 
@@ -20,6 +21,27 @@ func benchParse(b *testing.B, data []byte) {
 func BenchmarkParseSmallArgs(b *testing.B) { benchParse(b, []byte(smallArgs)) }
 
 func BenchmarkParse1MB(b *testing.B) { benchParse(b, largeDocument(1<<20)) }
+
+// BenchmarkEncodingJSONFloor decodes the Parse benchmarks' inputs with encoding/json into
+// interface values, a floor to read Parse's figures against: it checks less (duplicate
+// names, -0, member order) and builds maps, but reads the same bytes.
+func BenchmarkEncodingJSONFloor(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{{"SmallArgs", []byte(smallArgs)}, {"1MB", largeDocument(1 << 20)}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var v any
+				if err := json.Unmarshal(c.data, &v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
 
 // benchValues are parsed once for the encoding and copying benchmarks.
 func benchValues(b *testing.B) map[string]any {

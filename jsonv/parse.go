@@ -32,8 +32,19 @@ func Parse(data []byte) (any, error) { return parse(data, nil) }
 func (a *Arena) Parse(data []byte) (any, error) { return parse(data, &a.slabs) }
 
 // parse is Parse, carving the containers out of arena's slabs, or out of slabs of its own
-// when arena is nil.
+// when arena is nil. The two fast passes read every text Parse accepts; a text they give
+// up on is read again by parseChecked, whose errors say what is wrong and where.
 func parse(data []byte, arena *slabs) (any, error) {
+	if len(data) > 0 && uint64(len(data)) <= maxParseInput {
+		if v, ok := parseFast(data, arena); ok {
+			return v, nil
+		}
+	}
+	return parseChecked(data, arena)
+}
+
+// parseChecked is Parse through the jsontext tokenizer, which explains every error.
+func parseChecked(data []byte, arena *slabs) (any, error) {
 	// Duplicate names are detected here when an object closes, which is cheaper than the
 	// tokenizer's per-name bookkeeping.
 	dec := jsontext.NewDecoder(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true))
@@ -56,7 +67,7 @@ func ParseString(s string) (any, error) { return Parse([]byte(s)) }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// The parser reads the tokens once, recording every value as a slot: scalars in place,
+// parseChecked reads the tokens once, recording every value as a slot: scalars in place,
 // strings as a span of one shared byte buffer, containers as the span of their children
 // among the slots of containers already closed. Once the whole value has been read, its
 // sizes are known: the strings become one string, and the containers are carved out of

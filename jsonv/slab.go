@@ -106,3 +106,13 @@ func (s *slabs) elements(n int) []any {
 	s.elems = s.elems[:start+n]
 	return s.elems[start : start+n : start+n]
 }
+
+// newObject returns a new empty object carved out of s, for a caller that fills in its
+// members later (the building pass of Parse, which carves containers as it opens them).
+func (s *slabs) newObject() *Object {
+	if len(s.objs) == cap(s.objs) {
+		s.objs = make([]Object, 0, max(2*cap(s.objs), minSlabChunk))
+	}
+	s.objs = s.objs[:len(s.objs)+1]
+	return &s.objs[len(s.objs)-1]
+}
