@@ -13,6 +13,7 @@ targets=(
 	"./policy/redact/ FuzzText"
 	"./internal/cleantext/ FuzzClean"
 	"./mcp/ FuzzTraceMeta"
+	"./jsonv/ FuzzParseFastMatchesChecked"
 )
 for t in "${targets[@]}"; do
 	read -r pkg name <<<"$t"
