@@ -116,27 +116,7 @@ func TestRunner(t *testing.T) {
 }
 
 func TestRunnerConcurrent(t *testing.T) {
-	r := NewRunner(func(p *int) { *p++ })
-	const workers, calls = 8, 200
-	done := make(chan []int, workers)
-	for range workers {
-		go func() {
-			got := make([]int, calls)
-			for i := range got {
-				if stop := r.Call(&got[i]); stop != nil {
-					t.Errorf("stop = %+v", stop)
-				}
-			}
-			done <- got
-		}()
-	}
-	for range workers {
-		for i, n := range <-done {
-			if n != 1 {
-				t.Fatalf("call %d ran f %d times, want 1", i, n)
-			}
-		}
-	}
+	runConcurrently(t, NewRunner(func(p *int) { *p++ }), 8, 200)
 }
 
 func BenchmarkRunner(b *testing.B) {
