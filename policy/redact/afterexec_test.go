@@ -9,7 +9,6 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/dsh-go/dsh/content"
-	"github.com/dsh-go/dsh/policy/spill"
 	"github.com/dsh-go/dsh/tool"
 )
 
@@ -31,20 +30,9 @@ func TestPropertyAfterExecuteEqualsWrapper(t *testing.T) {
 				return content.Texts("out: " + o.Text + "|" + strings.Join(o.List, "|")), nil
 			}))
 			var reports []string
-			p := New(Config{Env: []string{"SERVICE_TOKEN=Zx9vQ2mL7pK4"}, Report: func(_ context.Context, _ *tool.Execution, r Report) {
-				reports = append(reports, r.String())
-			}})
-			store := &savedTexts{}
-			sp, err := spill.New(spill.Config{MaxInlineBytes: 300, Store: store, Original: p.Original})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, store, sp := newMixPolicies(t, &reports)
 			g := reg.Global()
-			g.OnPostExecute(func(_ context.Context, _ *tool.Execution, _ *tool.Result, next func() (tool.PostDecision, error)) (tool.PostDecision, error) {
-				d, err := next()
-				d.AdditionalContexts = append(d.AdditionalContexts, content.Message{ID: "m", Role: content.RoleUser, Content: content.Texts(hookContext)})
-				return d, err
-			})
+			addContextHook(g, hookContext)
 			// Another wrapper, inside the policy either way. It passes the body's result
 			// on: one that replaces it is where the two forms differ, the wrapper form for
 			// the worse (TestAfterExecuteCleansReplacement).

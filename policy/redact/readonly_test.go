@@ -102,21 +102,10 @@ func TestPropertyHooksOnlyRead(t *testing.T) {
 				opts = append(opts, tool.ReadOnly())
 			}
 			var reports []string
-			p := New(Config{Env: []string{"SERVICE_TOKEN=Zx9vQ2mL7pK4"}, Report: func(_ context.Context, _ *tool.Execution, r Report) {
-				reports = append(reports, r.String())
-			}})
-			store := &savedTexts{}
-			sp, err := spill.New(spill.Config{MaxInlineBytes: 300, Store: store, Original: p.Original})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p, store, sp := newMixPolicies(t, &reports)
 			g := reg.Global()
 			// A later hook adding a context the policy cleans.
-			g.OnPostExecute(func(_ context.Context, _ *tool.Execution, _ *tool.Result, next func() (tool.PostDecision, error)) (tool.PostDecision, error) {
-				d, err := next()
-				d.AdditionalContexts = append(d.AdditionalContexts, content.Message{ID: "m", Role: content.RoleUser, Content: content.Texts(hookContext)})
-				return d, err
-			})
+			addContextHook(g, hookContext)
 			// Installed as Policy.Install and spill's Install do, but checked.
 			g.OnPostExecute(checkedPost(t, sp.PostExecute), append([]tool.HookOption{tool.Prepend()}, opts...)...)
 			g.AfterExecute(checkedClean(t, p.clean), append([]tool.HookOption{tool.Prepend()}, opts...)...)
@@ -213,3 +202,28 @@ func resultText(res *tool.Result) string {
 }
 
 func toArgs(in mixIn) (any, error) { return jsonv.FromGo(in) }
+
+// newMixPolicies returns the redaction policy of the mix properties (a secret-named
+// environment value; its reports appended to reports) and a spill policy with a small
+// inline limit that keeps its originals in store.
+func newMixPolicies(t interface{ Fatal(...any) }, reports *[]string) (*Policy, *savedTexts, *spill.Policy) {
+	p := New(Config{Env: []string{"SERVICE_TOKEN=Zx9vQ2mL7pK4"}, Report: func(_ context.Context, _ *tool.Execution, r Report) {
+		*reports = append(*reports, r.String())
+	}})
+	store := &savedTexts{}
+	sp, err := spill.New(spill.Config{MaxInlineBytes: 300, Store: store, Original: p.Original})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, store, sp
+}
+
+// addContextHook adds a post-execute hook to g that adds a user message with text to
+// whatever the later hooks decide: a context the redaction policy cleans.
+func addContextHook(g *tool.Scope, text string) {
+	g.OnPostExecute(func(_ context.Context, _ *tool.Execution, _ *tool.Result, next func() (tool.PostDecision, error)) (tool.PostDecision, error) {
+		d, err := next()
+		d.AdditionalContexts = append(d.AdditionalContexts, content.Message{ID: "m", Role: content.RoleUser, Content: content.Texts(text)})
+		return d, err
+	})
+}
