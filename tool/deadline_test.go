@@ -4,66 +4,21 @@ import (
 	"context"
 	"errors"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/internal/manualclock"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/tool"
 )
-
-// manualClock is a Deadline.AfterFunc whose timers fire only when the test calls fire.
-type manualClock struct {
-	mu      sync.Mutex
-	armed   map[int]func()
-	next    int
-	budgets []time.Duration
-}
-
-func newManualClock() *manualClock { return &manualClock{armed: map[int]func(){}} }
-
-func (c *manualClock) AfterFunc(d time.Duration, f func()) func() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	id := c.next
-	c.next++
-	c.armed[id] = f
-	c.budgets = append(c.budgets, d)
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		_, ok := c.armed[id]
-		delete(c.armed, id)
-		return ok
-	}
-}
-
-// fire expires the timer armed id-th (0 first), if it is still armed.
-func (c *manualClock) fire(id int) bool {
-	c.mu.Lock()
-	f, ok := c.armed[id]
-	delete(c.armed, id)
-	c.mu.Unlock()
-	if ok {
-		f()
-	}
-	return ok
-}
-
-// pending is how many timers are still armed.
-func (c *manualClock) pending() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.armed)
-}
 
 var errOwnBudget = errors.New("budget elapsed")
 
 // budgetHook gives every call the budget d on clock c, with cause and an expiry error
 // naming tag.
-func budgetHook(c *manualClock, d time.Duration, cause error, tag string) tool.DeadlineFunc {
+func budgetHook(c *manualclock.Clock, d time.Duration, cause error, tag string) tool.DeadlineFunc {
 	return func(*tool.Execution) (tool.Deadline, error) {
 		return tool.Deadline{Budget: d, Cause: cause, Expired: tool.NewError("ToolTimeoutError", tool.CodeToolTimeout, tag+" expired"), AfterFunc: c.AfterFunc}, nil
 	}
@@ -108,7 +63,7 @@ func TestDeadline(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				reg := newReg(t)
-				clk := newManualClock()
+				clk := manualclock.New()
 				reg.OnDeadline(budgetHook(clk, time.Second, errOwnBudget, "t"))
 				var seen []string
 				reg.AfterExecute(func(_ context.Context, _ *tool.Execution, res *tool.Result) (*tool.Result, error) {
@@ -123,17 +78,17 @@ func TestDeadline(t *testing.T) {
 				body := tt.body
 				register(t, reg, bodyTool("t", func(ctx context.Context, call *tool.Call) (any, error) {
 					if tt.fire {
-						clk.fire(0)
+						clk.Fire(0)
 					}
 					return body(ctx, call)
 				}))
 				res := execDL(reg, t.Context())
 				checkInvariants(t, res)
 				wantJSON(t, res, tt.want)
-				if len(clk.budgets) != 1 || clk.budgets[0] != time.Second {
-					t.Errorf("timers armed %v, want one of 1s", clk.budgets)
+				if len(clk.Budgets()) != 1 || clk.Budgets()[0] != time.Second {
+					t.Errorf("timers armed %v, want one of 1s", clk.Budgets())
 				}
-				if n := clk.pending(); n != 0 {
+				if n := clk.Pending(); n != 0 {
 					t.Errorf("%d timers still armed after the call", n)
 				}
 				if len(seen) != 1 || seen[0] != firstText(res) {
@@ -146,11 +101,11 @@ func TestDeadline(t *testing.T) {
 
 func TestDeadlineCause(t *testing.T) {
 	reg := newReg(t)
-	clk := newManualClock()
+	clk := manualclock.New()
 	reg.OnDeadline(budgetHook(clk, time.Second, errOwnBudget, "t"))
 	var cause error
 	register(t, reg, bodyTool("t", func(ctx context.Context, _ *tool.Call) (any, error) {
-		clk.fire(0)
+		clk.Fire(0)
 		<-ctx.Done()
 		cause = context.Cause(ctx)
 		return "ok", nil
@@ -164,11 +119,11 @@ func TestDeadlineCause(t *testing.T) {
 // TestDeadlineWaitsForBody checks that a body ignoring its expired context is waited for.
 func TestDeadlineWaitsForBody(t *testing.T) {
 	reg := newReg(t)
-	clk := newManualClock()
+	clk := manualclock.New()
 	reg.OnDeadline(budgetHook(clk, time.Second, errOwnBudget, "t"))
 	var finished atomic.Bool
 	register(t, reg, bodyTool("t", func(ctx context.Context, _ *tool.Call) (any, error) {
-		clk.fire(0)
+		clk.Fire(0)
 		<-ctx.Done()
 		finished.Store(true) // after the deadline, ignoring it
 		return "ok", nil
@@ -181,13 +136,13 @@ func TestDeadlineWaitsForBody(t *testing.T) {
 
 func TestDeadlineCallerCancelsFirst(t *testing.T) {
 	reg := newReg(t)
-	clk := newManualClock()
+	clk := manualclock.New()
 	reg.OnDeadline(budgetHook(clk, time.Second, errOwnBudget, "t"))
 	ctx, cancel := context.WithCancel(t.Context())
 	register(t, reg, bodyTool("t", func(bctx context.Context, _ *tool.Call) (any, error) {
 		cancel()
 		<-bctx.Done()
-		clk.fire(0) // after the caller's cancellation: not an expiry
+		clk.Fire(0) // after the caller's cancellation: not an expiry
 		return "ok", nil
 	}))
 	res := execDL(reg, ctx)
@@ -210,12 +165,12 @@ func TestDeadlineNested(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			reg := newReg(t)
-			clk := newManualClock()
+			clk := manualclock.New()
 			reg.OnDeadline(budgetHook(clk, 2*time.Second, outerCause, "outer"))
 			reg.OnDeadline(budgetHook(clk, time.Second, innerCause, "inner"))
 			register(t, reg, bodyTool("t", func(ctx context.Context, _ *tool.Call) (any, error) {
 				for _, id := range tt.fire {
-					clk.fire(id)
+					clk.Fire(id)
 				}
 				return "ok", nil
 			}))
@@ -223,8 +178,8 @@ func TestDeadlineNested(t *testing.T) {
 			if got := firstText(res); got != tt.want && got != "Error: "+tt.want {
 				t.Errorf("result %s, want %q", resultJSON(t, res), tt.want)
 			}
-			if len(clk.budgets) != 2 || clk.budgets[0] != 2*time.Second || clk.budgets[1] != time.Second {
-				t.Errorf("timers armed %v, want the outer's then the inner's", clk.budgets)
+			if len(clk.Budgets()) != 2 || clk.Budgets()[0] != 2*time.Second || clk.Budgets()[1] != time.Second {
+				t.Errorf("timers armed %v, want the outer's then the inner's", clk.Budgets())
 			}
 		})
 	}
@@ -232,7 +187,7 @@ func TestDeadlineNested(t *testing.T) {
 
 func TestDeadlineEveryBodyRun(t *testing.T) {
 	reg := newReg(t)
-	clk := newManualClock()
+	clk := manualclock.New()
 	reg.OnDeadline(budgetHook(clk, time.Second, errOwnBudget, "t"))
 	reg.WrapExecute(func(ctx context.Context, _ *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
 		if res, err := next(ctx); err != nil || res.IsError {
@@ -244,14 +199,14 @@ func TestDeadlineEveryBodyRun(t *testing.T) {
 	register(t, reg, bodyTool("t", func(ctx context.Context, _ *tool.Call) (any, error) {
 		runs++
 		if runs == 2 {
-			clk.fire(1)
+			clk.Fire(1)
 			<-ctx.Done()
 		}
 		return "ok", nil
 	}))
 	wantJSON(t, execDL(reg, t.Context()), expiredJSON)
-	if runs != 2 || len(clk.budgets) != 2 {
-		t.Errorf("%d runs, timers %v; want 2 runs, each with its timer", runs, clk.budgets)
+	if runs != 2 || len(clk.Budgets()) != 2 {
+		t.Errorf("%d runs, timers %v; want 2 runs, each with its timer", runs, clk.Budgets())
 	}
 }
 
@@ -366,20 +321,20 @@ func TestDeadlineBadHook(t *testing.T) {
 
 func TestDeadlineScoped(t *testing.T) {
 	reg := newReg(t)
-	clk := newManualClock()
+	clk := manualclock.New()
 	a, b := reg.NewScope("a", nil), reg.NewScope("b", nil)
 	remove := a.OnDeadline(budgetHook(clk, time.Second, errOwnBudget, "t"))
 	register(t, reg, bodyTool("t", func(context.Context, *tool.Call) (any, error) { return "ok", nil }))
 	for _, agent := range []*tool.Scope{b, a} {
 		reg.Execute(t.Context(), tool.Input{CallID: "c", Name: "t", Args: &jsonv.Object{}, Agent: agent})
 	}
-	if len(clk.budgets) != 1 {
-		t.Errorf("timers %v: want one, for the call of a only", clk.budgets)
+	if len(clk.Budgets()) != 1 {
+		t.Errorf("timers %v: want one, for the call of a only", clk.Budgets())
 	}
 	remove()
 	reg.Execute(t.Context(), tool.Input{CallID: "c", Name: "t", Args: &jsonv.Object{}, Agent: a})
-	if len(clk.budgets) != 1 {
-		t.Errorf("timers %v after the hook was removed", clk.budgets)
+	if len(clk.Budgets()) != 1 {
+		t.Errorf("timers %v after the hook was removed", clk.Budgets())
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/dsh-go/dsh/internal/manualclock"
 	"github.com/dsh-go/dsh/policy/timeout"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -34,7 +35,7 @@ func TestPropertyDeadlineEqualsWrapper(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			clk := newClock()
+			clk := manualclock.New()
 			if outer {
 				reg.WrapExecute(func(ctx context.Context, _ *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
 					return next(ctx)
@@ -52,7 +53,7 @@ func TestPropertyDeadlineEqualsWrapper(t *testing.T) {
 					cancel()
 				}
 				if fire {
-					clk.fire()
+					clk.FireAll()
 				}
 				if cancelCall && !cancelFirst {
 					cancel()
@@ -76,7 +77,7 @@ func TestPropertyDeadlineEqualsWrapper(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return string(b), clk.budgets, clk.fire()
+			return string(b), clk.Budgets(), clk.FireAll()
 		}
 		gotRes, gotArmed, gotLeft := run(false)
 		wantRes, wantArmed, wantLeft := run(true)

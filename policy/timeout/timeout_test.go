@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/content"
+	"github.com/dsh-go/dsh/internal/manualclock"
 	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/policy/timeout"
 	"github.com/dsh-go/dsh/tool"
@@ -57,49 +58,7 @@ func install(t *testing.T, s *tool.Scope) func() {
 	return undo
 }
 
-// fakeClock is a timeout.Clock whose timers fire only when the test calls fire, so a
-// deadline expires at a chosen point of the call rather than after real time.
-type fakeClock struct {
-	mu      sync.Mutex
-	armed   map[int]func()
-	next    int
-	budgets []time.Duration
-}
-
-func newClock() *fakeClock { return &fakeClock{armed: map[int]func(){}} }
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	id := c.next
-	c.next++
-	c.armed[id] = f
-	c.budgets = append(c.budgets, d)
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		_, ok := c.armed[id]
-		delete(c.armed, id)
-		return ok
-	}
-}
-
-// fire expires every armed timer, as if its budget had elapsed, and reports how many fired.
-func (c *fakeClock) fire() int {
-	c.mu.Lock()
-	fs := make([]func(), 0, len(c.armed))
-	for id, f := range c.armed {
-		fs = append(fs, f)
-		delete(c.armed, id)
-	}
-	c.mu.Unlock()
-	for _, f := range fs {
-		f()
-	}
-	return len(fs)
-}
-
-func installClock(t *testing.T, s *tool.Scope, clk *fakeClock) {
+func installClock(t *testing.T, s *tool.Scope, clk *manualclock.Clock) {
 	t.Helper()
 	if _, err := timeout.Install(s, timeout.Config{Clock: clk}); err != nil {
 		t.Fatal(err)
@@ -107,9 +66,9 @@ func installClock(t *testing.T, s *tool.Scope, clk *fakeClock) {
 }
 
 // expiring wraps body so that the call's deadline expires as the body starts.
-func expiring(clk *fakeClock, body func(ctx context.Context, call *tool.Call) (any, error)) func(ctx context.Context, call *tool.Call) (any, error) {
+func expiring(clk *manualclock.Clock, body func(ctx context.Context, call *tool.Call) (any, error)) func(ctx context.Context, call *tool.Call) (any, error) {
 	return func(ctx context.Context, call *tool.Call) (any, error) {
-		clk.fire()
+		clk.FireAll()
 		return body(ctx, call)
 	}
 }
@@ -209,7 +168,7 @@ func TestOutcomes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			reg := newReg(t)
-			clk := newClock()
+			clk := manualclock.New()
 			installClock(t, reg.Global(), clk)
 			body := tt.body
 			if tt.expires {
@@ -219,10 +178,10 @@ func TestOutcomes(t *testing.T) {
 			if got := resultJSON(t, run(reg, t.Context(), "t", nil)); got != tt.want {
 				t.Errorf("result\n got %s\nwant %s", got, tt.want)
 			}
-			if tt.budget > 0 && (len(clk.budgets) != 1 || clk.budgets[0] != tt.budget) {
-				t.Errorf("armed timers %v, want one of %v", clk.budgets, tt.budget)
+			if tt.budget > 0 && (len(clk.Budgets()) != 1 || clk.Budgets()[0] != tt.budget) {
+				t.Errorf("armed timers %v, want one of %v", clk.Budgets(), tt.budget)
 			}
-			if n := clk.fire(); n != 0 {
+			if n := clk.FireAll(); n != 0 {
 				t.Errorf("%d timers still armed after the call returned", n)
 			}
 		})
@@ -232,7 +191,7 @@ func TestOutcomes(t *testing.T) {
 // TestCauseVisibleToBody checks that a body can tell its timeout from a caller cancellation.
 func TestCauseVisibleToBody(t *testing.T) {
 	reg := newReg(t)
-	clk := newClock()
+	clk := manualclock.New()
 	installClock(t, reg.Global(), clk)
 	var cause atomic.Value
 	register(t, reg, bodyTool("t", time.Millisecond, expiring(clk, func(ctx context.Context, _ *tool.Call) (any, error) {
@@ -293,7 +252,7 @@ func TestBudgetedBodyGetsDeadline(t *testing.T) {
 // the (possibly expired) deadline.
 func TestPostExecuteSeesCallerContext(t *testing.T) {
 	reg := newReg(t)
-	clk := newClock()
+	clk := manualclock.New()
 	installClock(t, reg.Global(), clk)
 	caller := context.WithValue(t.Context(), ctxKey{}, "caller")
 	register(t, reg, bodyTool("t", time.Millisecond, expiring(clk, func(ctx context.Context, _ *tool.Call) (any, error) {
@@ -358,13 +317,13 @@ func await[T any](t *testing.T, ch <-chan T, what string) T {
 func TestCancellationOrder(t *testing.T) {
 	t.Run("caller aborts first: ABORTED", func(t *testing.T) {
 		reg := newReg(t)
-		clk := newClock()
+		clk := manualclock.New()
 		installClock(t, reg.Global(), clk)
 		started := make(chan struct{})
 		register(t, reg, bodyTool("t", time.Hour, func(ctx context.Context, _ *tool.Call) (any, error) {
 			close(started)
 			<-ctx.Done()
-			clk.fire() // the deadline expiring after the caller's cancellation changes nothing
+			clk.FireAll() // the deadline expiring after the caller's cancellation changes nothing
 			return "ok", nil
 		}))
 		ctx, cancel := context.WithCancel(t.Context())
@@ -379,7 +338,7 @@ func TestCancellationOrder(t *testing.T) {
 	})
 	t.Run("deadline fires first, caller aborts later: TOOL_TIMEOUT", func(t *testing.T) {
 		reg := newReg(t)
-		clk := newClock()
+		clk := manualclock.New()
 		installClock(t, reg.Global(), clk)
 		expired := make(chan struct{})
 		release := make(chan struct{})
@@ -402,7 +361,7 @@ func TestCancellationOrder(t *testing.T) {
 	})
 	t.Run("a caller's own deadline is not the policy's timeout", func(t *testing.T) {
 		reg := newReg(t)
-		installClock(t, reg.Global(), newClock())
+		installClock(t, reg.Global(), manualclock.New())
 		caller := newGateCtx()
 		register(t, reg, bodyTool("t", time.Hour, func(ctx context.Context, _ *tool.Call) (any, error) {
 			caller.expire() // the caller's deadline passes while the body runs
@@ -415,7 +374,7 @@ func TestCancellationOrder(t *testing.T) {
 	})
 	t.Run("a caller's deadline passed before the call: ABORTED_BEFORE_DISPATCH", func(t *testing.T) {
 		reg := newReg(t)
-		clk := newClock()
+		clk := manualclock.New()
 		installClock(t, reg.Global(), clk)
 		var ran atomic.Bool
 		register(t, reg, bodyTool("t", time.Hour, func(context.Context, *tool.Call) (any, error) {
@@ -428,8 +387,8 @@ func TestCancellationOrder(t *testing.T) {
 		if res.Error == nil || res.Error.Info == nil || res.Error.Info.Code != tool.CodeAbortedBeforeDispatch {
 			t.Errorf("got %s, want ABORTED_BEFORE_DISPATCH", resultJSON(t, res))
 		}
-		if ran.Load() || len(clk.budgets) != 0 {
-			t.Errorf("body ran %v, timers armed %v; want neither", ran.Load(), clk.budgets)
+		if ran.Load() || len(clk.Budgets()) != 0 {
+			t.Errorf("body ran %v, timers armed %v; want neither", ran.Load(), clk.Budgets())
 		}
 	})
 	t.Run("an outer wrapper's deadline is not the policy's timeout", func(t *testing.T) {
@@ -444,7 +403,7 @@ func TestCancellationOrder(t *testing.T) {
 			defer stop()
 			return next(short)
 		})
-		installClock(t, reg.Global(), newClock())
+		installClock(t, reg.Global(), manualclock.New())
 		register(t, reg, bodyTool("t", time.Hour, func(ctx context.Context, _ *tool.Call) (any, error) {
 			outer.expire()
 			<-ctx.Done()
@@ -476,7 +435,7 @@ func TestRealClockExpires(t *testing.T) {
 // agent sees: a scoped tool shadowing a global one brings its own budget.
 func TestBudgetFromVisibleDefinition(t *testing.T) {
 	reg := newReg(t)
-	clk := newClock()
+	clk := manualclock.New()
 	installClock(t, reg.Global(), clk)
 	waitDone := expiring(clk, func(ctx context.Context, _ *tool.Call) (any, error) {
 		<-ctx.Done()
