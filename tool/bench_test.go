@@ -73,9 +73,10 @@ func cpuPerOp(b *testing.B) func() {
 	return cputime.PerOp(b, "cpu-ns/op", 1)
 }
 
-// BenchmarkExecuteTyped measures a trivial typed tool through the full pipeline, no hooks.
-func BenchmarkExecuteTyped(b *testing.B) {
-	reg := newEchoRegistry(b)
+// benchEcho measures reg's echo tool called with {"text":"hello"} through the full
+// pipeline: allocations and CPU time per call.
+func benchEcho(b *testing.B, reg *tool.Registry) {
+	b.Helper()
 	args, _ := jsonv.ParseString(`{"text":"hello"}`)
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -88,20 +89,15 @@ func BenchmarkExecuteTyped(b *testing.B) {
 	}
 }
 
+// BenchmarkExecuteTyped measures a trivial typed tool through the full pipeline, no hooks.
+func BenchmarkExecuteTyped(b *testing.B) {
+	benchEcho(b, newEchoRegistry(b))
+}
+
 // BenchmarkExecuteTypedNoWorkers is BenchmarkExecuteTyped on a registry without
 // Config.Workers: the call's steps run on a goroutine started for the call.
 func BenchmarkExecuteTypedNoWorkers(b *testing.B) {
-	reg := newEchoRegistryWith(b, tool.Config{})
-	args, _ := jsonv.ParseString(`{"text":"hello"}`)
-	ctx := context.Background()
-	b.ReportAllocs()
-	defer cpuPerOp(b)()
-	for b.Loop() {
-		res := reg.Execute(ctx, tool.Input{CallID: "c1", Name: "echo", Args: args})
-		if res.IsError {
-			b.Fatal(res.Error.Message)
-		}
-	}
+	benchEcho(b, newEchoRegistryWith(b, tool.Config{}))
 }
 
 // BenchmarkExecuteTypedOwned is BenchmarkExecuteTyped the way the agent loop calls: the
@@ -141,17 +137,7 @@ func BenchmarkEncodingJSONFloor(b *testing.B) {
 // BenchmarkExecuteTypedHooks is the same call with one pre, one around and one post hook and
 // one result listener.
 func BenchmarkExecuteTypedHooks(b *testing.B) {
-	reg := newEchoRegistryWithHooks(b)
-	args, _ := jsonv.ParseString(`{"text":"hello"}`)
-	ctx := context.Background()
-	b.ReportAllocs()
-	defer cpuPerOp(b)()
-	for b.Loop() {
-		res := reg.Execute(ctx, tool.Input{CallID: "c1", Name: "echo", Args: args})
-		if res.IsError {
-			b.Fatal(res.Error.Message)
-		}
-	}
+	benchEcho(b, newEchoRegistryWithHooks(b))
 }
 
 // BenchmarkSchemas200 projects the schemas of 200 registered tools.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/dsh-go/dsh/jsonv"
 	"github.com/dsh-go/dsh/tool"
 )
 
@@ -19,16 +18,7 @@ func BenchmarkExecuteTypedHookForms(b *testing.B) {
 		b.Run(f.name, func(b *testing.B) {
 			reg := newEchoRegistry(b)
 			installHookForm(reg, f.install)
-			args, _ := jsonv.ParseString(`{"text":"hello"}`)
-			ctx := context.Background()
-			b.ReportAllocs()
-			defer cpuPerOp(b)()
-			for b.Loop() {
-				res := reg.Execute(ctx, tool.Input{CallID: "c1", Name: "echo", Args: args})
-				if res.IsError {
-					b.Fatal(res.Error.Message)
-				}
-			}
+			benchEcho(b, reg)
 		})
 	}
 }
