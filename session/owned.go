@@ -40,15 +40,7 @@ func (p CodeDispatch) OwnedEvent() Event {
 	if !ok {
 		return p.Event()
 	}
-	o := jsonv.NewObject(
-		jsonv.Member{Name: "rootCallId", Value: p.RootCallID},
-		jsonv.Member{Name: "parentCallId", Value: p.ParentCallID},
-		jsonv.Member{Name: "subCallId", Value: p.SubCallID},
-		jsonv.Member{Name: "name", Value: p.Name},
-		jsonv.Member{Name: "arguments", Value: p.Arguments},
-		jsonv.Member{Name: "isError", Value: p.IsError},
-		jsonv.Member{Name: "content", Value: blocks},
-	)
+	o := p.object(blocks)
 	return Event{Type: TypeCodeDispatch, Data: o, owned: o}
 }
 

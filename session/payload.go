@@ -481,16 +481,21 @@ type CodeDispatch struct {
 
 // Event returns the tool/code-dispatch event.
 func (p CodeDispatch) Event() Event {
-	// Built in one piece: one members slice, no regrowth (an event for every sub-call).
-	return Event{Type: TypeCodeDispatch, Data: jsonv.NewObject(
+	return Event{Type: TypeCodeDispatch, Data: p.object(content.ListValue(p.Content))}
+}
+
+// object is the event's data with the content value blocks. It is built in one piece: one
+// members slice, no regrowth (an event for every sub-call).
+func (p CodeDispatch) object(blocks any) *jsonv.Object {
+	return jsonv.NewObject(
 		jsonv.Member{Name: "rootCallId", Value: p.RootCallID},
 		jsonv.Member{Name: "parentCallId", Value: p.ParentCallID},
 		jsonv.Member{Name: "subCallId", Value: p.SubCallID},
 		jsonv.Member{Name: "name", Value: p.Name},
 		jsonv.Member{Name: "arguments", Value: p.Arguments},
 		jsonv.Member{Name: "isError", Value: p.IsError},
-		jsonv.Member{Name: "content", Value: content.ListValue(p.Content)},
-	)}
+		jsonv.Member{Name: "content", Value: blocks},
+	)
 }
 
 // DecodeCodeDispatch reads a tool/code-dispatch event.
