@@ -66,3 +66,43 @@ func ExampleRegistry_AfterExecute() {
 	fmt.Println(res.Value)
 	// Output: my password is *******
 }
+
+// A pre-execute check gives its verdict before the hooks after it, without a closure for
+// next: here it refuses writes outright, and its allow of reads turns the later hook's ask
+// into an allow. With no opinion (decided false) it leaves a call to the later hooks.
+func ExampleRegistry_OnPreCheck() {
+	reg, err := tool.NewRegistry(tool.Config{})
+	if err != nil {
+		panic(err)
+	}
+	for _, name := range []string{"read", "write", "list"} {
+		def := tool.Must(tool.New(name, "Does nothing.",
+			func(context.Context, *tool.Call, struct{}) (string, error) { return "done", nil }))
+		if _, err := reg.Register(def); err != nil {
+			panic(err)
+		}
+	}
+	reg.OnPreCheck(func(_ context.Context, exec *tool.Execution) (tool.PreDecision, bool, error) {
+		switch exec.Name() {
+		case "write":
+			return tool.Deny("writes are off"), true, nil
+		case "read":
+			return tool.Allow(), true, nil
+		}
+		return tool.PreDecision{}, false, nil
+	})
+	reg.OnPreExecute(func(_ context.Context, exec *tool.Execution, next func() (tool.PreDecision, error)) (tool.PreDecision, error) {
+		fmt.Println("later hook sees", exec.Name())
+		return tool.Ask("every call needs approval"), nil // no approver: an ask is refused
+	})
+	for _, name := range []string{"read", "write", "list"} {
+		res := reg.Execute(context.Background(), tool.Input{CallID: "c1", Name: name, Args: map[string]any{}})
+		fmt.Println(name, res.Content[0].Text)
+	}
+	// Output:
+	// later hook sees read
+	// read done
+	// write Error: writes are off
+	// later hook sees list
+	// list Error: every call needs approval
+}

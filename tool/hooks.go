@@ -71,6 +71,14 @@ func BlockWith(feedback []content.Block, contexts ...content.Message) PostDecisi
 // verdict of the hooks after it (the innermost default is allow). An error fails the call.
 type PreExecuteFunc func(ctx context.Context, exec *Execution, next func() (PreDecision, error)) (PreDecision, error)
 
+// PreCheckFunc is a pre-execute hook that gives its verdict before the hooks after it, and
+// needs no closure for next. With decided false it has no opinion and the later hooks
+// decide, as a PreExecuteFunc that returns next() would. A decided deny refuses the call
+// at once: the later hooks do not run. A decided allow or ask runs the later hooks and
+// stands unless one of them denies or fails, whose deny or error is then the verdict (so a
+// decided allow turns a later ask into an allow). An error fails the call at once.
+type PreCheckFunc func(ctx context.Context, exec *Execution) (d PreDecision, decided bool, err error)
+
 // ExecuteFunc is an around-execute wrapper. It may call next with a replacement context
 // (the body then sees a context cancelled when either the caller's or the replacement is;
 // nil keeps the current one), or short-circuit with its own result. Errors of the body
@@ -131,6 +139,8 @@ type hook[F any] struct {
 
 	// decide is a post-execute hook registered with OnPostDecision (fn is then nil).
 	decide PostDecisionFunc
+	// check is a pre-execute hook registered with OnPreCheck (fn is then nil).
+	check PreCheckFunc
 }
 
 type hookSet struct {
@@ -206,6 +216,12 @@ func (s *Scope) OnPreExecute(fn PreExecuteFunc, opts ...HookOption) (remove func
 	return addHook(s, func(h *hookSet) *[]*hook[PreExecuteFunc] { return &h.pre }, fn, opts)
 }
 
+// OnPreCheck adds a pre-execute hook that decides before the hooks after it (see
+// PreCheckFunc); it takes its place in the pre-execute chain as OnPreExecute's do.
+func (s *Scope) OnPreCheck(fn PreCheckFunc, opts ...HookOption) (remove func()) {
+	return addBuilt(s, func(h *hookSet) *[]*hook[PreExecuteFunc] { return &h.pre }, &hook[PreExecuteFunc]{check: fn}, opts)
+}
+
 // WrapExecute adds an around-execute wrapper; the first registered is the outermost.
 func (s *Scope) WrapExecute(fn ExecuteFunc, opts ...HookOption) (remove func()) {
 	return addHook(s, func(h *hookSet) *[]*hook[ExecuteFunc] { return &h.exec }, fn, opts)
@@ -230,6 +246,12 @@ func (s *Scope) OnResult(fn ResultFunc, opts ...HookOption) (remove func()) {
 // OnPreExecute adds a global pre-execute hook; see Scope.OnPreExecute.
 func (r *Registry) OnPreExecute(fn PreExecuteFunc, opts ...HookOption) func() {
 	return r.root.OnPreExecute(fn, opts...)
+}
+
+// OnPreCheck adds a global pre-execute hook that decides before the hooks after it; see
+// Scope.OnPreCheck.
+func (r *Registry) OnPreCheck(fn PreCheckFunc, opts ...HookOption) func() {
+	return r.root.OnPreCheck(fn, opts...)
 }
 
 // WrapExecute adds a global around-execute wrapper; see Scope.WrapExecute.

@@ -262,7 +262,8 @@ func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []CodedG
 }
 
 // runPre runs the pre-execute hooks hs as a chain, each deciding around the ones after it.
-// The chain's state is p's, so that a call allocates only each hook's next.
+// The chain's state is p's, so that a call allocates only each PreExecuteFunc's next (a
+// PreCheckFunc needs none).
 func (p *prepareRun) runPre(ctx context.Context, exec *Execution, hs []*hook[PreExecuteFunc]) (PreDecision, error) {
 	if len(hs) == 0 {
 		return Allow(), nil
@@ -281,7 +282,24 @@ func (p *prepareRun) step(i int) (d PreDecision, err error) {
 			err = panicFailure(p.exec.name, "a pre-execute hook", v)
 		}
 	}()
-	return p.chain[i].fn(p.ctx, p.exec, func() (PreDecision, error) { return p.step(i + 1) })
+	h := p.chain[i]
+	if h.check == nil {
+		return h.fn(p.ctx, p.exec, func() (PreDecision, error) { return p.step(i + 1) })
+	}
+	d, decided, err := h.check(p.ctx, p.exec)
+	switch {
+	case err != nil:
+		return d, err
+	case !decided:
+		return p.step(i + 1)
+	case d.Kind == PreDeny:
+		return d, nil
+	}
+	later, err := p.step(i + 1)
+	if err != nil || later.Kind == PreDeny {
+		return later, err
+	}
+	return d, nil
 }
 
 // panicError turns a recovered panic value into an error, keeping a coded error's code: for

@@ -173,6 +173,7 @@ func (r *Registry) GuardCoded(fn CodedGuardFunc) (remove func()) { return r.root
 // layer is one set of contributions: the global layer or one scope's own layer.
 type layer struct {
 	tools        []*entry
+	byName       map[string]*entry // tools by name, once the layer holds more than findScan
 	restrictions []*restriction
 	guards       []*guardEntry
 	guardFns     []CodedGuardFunc // the guards' functions: replaced, never changed, when guards change
@@ -183,13 +184,47 @@ func (l *layer) empty() bool {
 	return len(l.tools) == 0 && len(l.restrictions) == 0 && len(l.guards) == 0 && l.mode == ""
 }
 
+// findScan is the number of tools up to which find scans the layer's list instead of
+// looking the name up in byName: a registry such as dsh's holds a few dozen tools, which
+// every call looks up two or three times.
+const findScan = 8
+
 func (l *layer) find(name string) *entry {
+	if l.byName != nil {
+		return l.byName[name]
+	}
 	for _, e := range l.tools {
 		if e.def.Name == name {
 			return e
 		}
 	}
 	return nil
+}
+
+// add appends e to the layer's tools and keeps byName.
+func (l *layer) add(e *entry) {
+	l.tools = append(l.tools, e)
+	if l.byName == nil && len(l.tools) > findScan {
+		l.byName = make(map[string]*entry, 2*len(l.tools))
+		for _, t := range l.tools {
+			l.byName[t.def.Name] = t
+		}
+	} else if l.byName != nil {
+		l.byName[e.def.Name] = e
+	}
+}
+
+// remove deletes e from the layer's tools, and reports whether it was there.
+func (l *layer) remove(e *entry) bool {
+	i := slices.Index(l.tools, e)
+	if i < 0 {
+		return false
+	}
+	l.tools = slices.Delete(l.tools, i, i+1)
+	if l.byName != nil {
+		delete(l.byName, e.def.Name)
+	}
+	return true
 }
 
 // entry is one registered definition with what the registry derived from it.
@@ -453,7 +488,7 @@ func (s *Scope) Register(def *Definition) (unregister func(), err error) {
 	}
 	r.nextID++
 	e.id = r.nextID
-	l.tools = append(l.tools, e)
+	l.add(e)
 	r.mu.Unlock()
 
 	remove := func() bool {
@@ -463,11 +498,9 @@ func (s *Scope) Register(def *Definition) (unregister func(), err error) {
 		if l == nil {
 			return false
 		}
-		i := slices.Index(l.tools, e)
-		if i < 0 {
+		if !l.remove(e) {
 			return false
 		}
-		l.tools = slices.Delete(l.tools, i, i+1)
 		r.reclaim(s)
 		return true
 	}

@@ -81,30 +81,39 @@ func BenchmarkCommand(b *testing.B) {
 }
 
 // BenchmarkHook measures a whole pipeline call without and with the rules installed; the
-// difference is the hook's and the guard's cost per call.
+// difference is the hook's and the guard's cost per call. "with" is Install (the rules'
+// Check, a pre-execute check); "with-pre-execute" registers the rules' PreExecute instead,
+// the classic form with a closure for next per call.
 func BenchmarkHook(b *testing.B) {
 	args := jsonv.NewObject(jsonv.Member{Name: "command", Value: "git status --short"})
-	for _, installed := range []bool{false, true} {
-		name := "without"
-		if installed {
-			name = "with"
-		}
+	for _, name := range []string{"without", "with", "with-pre-execute"} {
 		b.Run(name, func(b *testing.B) {
 			reg, _ := tool.NewRegistry(tool.Config{})
 			var runs atomic.Int32
 			if _, err := reg.Register(bashTool(&runs)); err != nil {
 				b.Fatal(err)
 			}
-			if installed {
+			switch name {
+			case "with":
 				if _, err := rules.Install(reg.Global(), benchConfig); err != nil {
 					b.Fatal(err)
 				}
+			case "with-pre-execute":
+				r, err := rules.New(benchConfig)
+				if err != nil {
+					b.Fatal(err)
+				}
+				reg.Global().OnPreExecute(r.PreExecute, tool.Prepend())
+				reg.Global().GuardCoded(r.Guard)
 			}
 			in := tool.Input{CallID: "c", Name: "bash", Args: args}
 			ctx := context.Background()
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			for b.Loop() {
-				reg.Execute(ctx, in)
+				if res := reg.Execute(ctx, in); res.IsError {
+					b.Fatal(res.Error.Message)
+				}
 			}
 		})
 	}

@@ -170,7 +170,7 @@ func (r *Rules) Install(scope *tool.Scope) (undo func(), err error) {
 	if scope == nil {
 		return nil, errors.New("rules: Install needs a scope (use reg.Global() for every call)")
 	}
-	removePre := scope.OnPreExecute(r.PreExecute, tool.Prepend())
+	removePre := scope.OnPreCheck(r.Check, tool.Prepend())
 	removeGuard := scope.GuardCoded(r.Guard)
 	return func() {
 		removeGuard()
@@ -197,6 +197,24 @@ func (r *Rules) PreExecute(_ context.Context, exec *tool.Execution, next func() 
 		return tool.Allow(), nil
 	default:
 		return next()
+	}
+}
+
+// Check is the rules' pre-execute hook in the form Install registers (tool.PreCheckFunc):
+// the verdict PreExecute gives, without a closure for next per call. A deny rule refuses
+// the call at once; an ask or allow rule decides unless a later hook denies or fails; with
+// no matching rule the later hooks decide.
+func (r *Rules) Check(_ context.Context, exec *tool.Execution) (tool.PreDecision, bool, error) {
+	v := r.evaluate(&call{r: r, name: exec.Name(), exec: exec})
+	switch v.Kind {
+	case Denied:
+		return tool.DenyWith(v.Reason(exec.Name()), tool.Info{Name: NameDenied, Code: CodeDenied}), true, nil
+	case Asked:
+		return tool.Ask(v.Reason(exec.Name())), true, nil
+	case Allowed:
+		return tool.Allow(), true, nil
+	default:
+		return tool.PreDecision{}, false, nil
 	}
 }
 
