@@ -2,7 +2,6 @@ package redact
 
 import (
 	"context"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -59,15 +58,7 @@ func TestPropertyAfterExecuteEqualsWrapper(t *testing.T) {
 		}
 		gotRes, gotReports, gotSaved := run(false)
 		wantRes, wantReports, wantSaved := run(true)
-		if gotRes != wantRes {
-			t.Fatalf("result\nafter-execute: %s\n      wrapper: %s", gotRes, wantRes)
-		}
-		if !reflect.DeepEqual(gotReports, wantReports) {
-			t.Fatalf("reports\nafter-execute: %q\n      wrapper: %q", gotReports, wantReports)
-		}
-		if !reflect.DeepEqual(gotSaved, wantSaved) {
-			t.Fatalf("spilled texts\nafter-execute: %q\n      wrapper: %q", gotSaved, wantSaved)
-		}
+		sameRuns(t, "after-execute", "wrapper", gotRes, wantRes, gotReports, wantReports, gotSaved, wantSaved)
 	})
 }
 

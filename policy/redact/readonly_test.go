@@ -124,15 +124,7 @@ func TestPropertyHooksOnlyRead(t *testing.T) {
 		}
 		gotRes, gotReports, gotSaved := run(true)
 		wantRes, wantReports, wantSaved := run(false)
-		if gotRes != wantRes {
-			t.Fatalf("result\nread-only: %s\n   copies: %s", gotRes, wantRes)
-		}
-		if !reflect.DeepEqual(gotReports, wantReports) {
-			t.Fatalf("reports\nread-only: %q\n   copies: %q", gotReports, wantReports)
-		}
-		if !reflect.DeepEqual(gotSaved, wantSaved) {
-			t.Fatalf("spilled texts\nread-only: %q\n   copies: %q", gotSaved, wantSaved)
-		}
+		sameRuns(t, "read-only", "copies", gotRes, wantRes, gotReports, wantReports, gotSaved, wantSaved)
 	})
 }
 
@@ -226,4 +218,18 @@ func addContextHook(g *tool.Scope, text string) {
 		d.AdditionalContexts = append(d.AdditionalContexts, content.Message{ID: "m", Role: content.RoleUser, Content: content.Texts(text)})
 		return d, err
 	})
+}
+
+// sameRuns fails t unless two runs, named got and want, gave the same result, reports and
+// spilled texts.
+func sameRuns(t interface{ Fatalf(string, ...any) }, got, want, gotRes, wantRes string, gotReports, wantReports, gotSaved, wantSaved []string) {
+	if gotRes != wantRes {
+		t.Fatalf("result\n%s: %s\n%s: %s", got, gotRes, want, wantRes)
+	}
+	if !reflect.DeepEqual(gotReports, wantReports) {
+		t.Fatalf("reports\n%s: %q\n%s: %q", got, gotReports, want, wantReports)
+	}
+	if !reflect.DeepEqual(gotSaved, wantSaved) {
+		t.Fatalf("spilled texts\n%s: %q\n%s: %q", got, gotSaved, want, wantSaved)
+	}
 }
