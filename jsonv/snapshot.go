@@ -157,32 +157,43 @@ func isContainer(v any) bool {
 // make, without its frame stack and ancestry. It reports false for anything else or
 // anything invalid, and the general walk decides.
 func copyFlat(o *Object) (*Object, bool) {
-	ms := o.members
-	if len(ms) == 0 || len(ms) > maxFlat {
+	if len(o.members) == 0 || !validFlat(o) {
 		return nil, false
 	}
+	return NewObjectCopy(o.members), true
+}
+
+// validFlat reports whether o is a small object (at most maxFlat members) whose members
+// are all valid scalars under distinct valid names: a valid jsonv value that Snapshot and
+// Check can take without their frame stack and ancestry. False says nothing about o's
+// validity; the general walk decides.
+func validFlat(o *Object) bool {
+	ms := o.members
+	if len(ms) > maxFlat {
+		return false
+	}
 	if _, dup := duplicateName(o); dup {
-		return nil, false
+		return false
 	}
 	for i := range ms {
 		if !utf8.ValidString(ms[i].Name) {
-			return nil, false
+			return false
 		}
 		switch v := ms[i].Value.(type) {
 		case nil, bool:
 		case float64:
 			if math.IsInf(v, 0) || math.IsNaN(v) || v == 0 && math.Signbit(v) {
-				return nil, false
+				return false
 			}
 		case string:
 			if !utf8.ValidString(v) {
-				return nil, false
+				return false
 			}
 		default:
-			return nil, false
+			return false
 		}
 	}
-	return NewObjectCopy(ms), true
+	return true
 }
 
 // snapKind says what a snapshot frame walks over.
@@ -553,6 +564,9 @@ func membersIdent(ms []Member) ident {
 // own ancestor. Unlike Snapshot it accepts only these canonical types and copies nothing.
 // The error names the offending Go type or value and its path.
 func Check(v any) error {
+	if o, ok := v.(*Object); ok && o != nil && validFlat(o) {
+		return nil // the common shape of a tool's arguments, checked without allocating
+	}
 	var (
 		stack []encFrame
 		anc   ancestry

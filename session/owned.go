@@ -1,7 +1,6 @@
 package session
 
 import (
-	"math"
 	"unicode/utf8"
 
 	"github.com/dsh-go/dsh/content"
@@ -70,59 +69,17 @@ func ownableDispatch(p *CodeDispatchStart) bool {
 	return utf8.ValidString(p.Name) && ownableValue(p.Arguments)
 }
 
-// ownableValue reports whether v is a jsonv value a log may keep as it is. A flat object
-// of scalars, the common shape of a tool's arguments, is checked here without allocating;
-// anything else by jsonv.Check. Nil containers are refused: a snapshot makes them empty
-// ones.
+// ownableValue reports whether v is a jsonv value a log may keep as it is. Nil containers
+// are refused: a snapshot makes them empty ones. A flat object of scalars, the common
+// shape of a tool's arguments, is checked without allocating.
 func ownableValue(v any) bool {
 	switch v := v.(type) {
 	case *jsonv.Object:
-		if v == nil {
-			return false
-		}
-		if flat, valid := flatValid(v); flat {
-			return valid
-		}
-		return jsonv.Check(v) == nil && noNilContainer(v)
+		return v != nil && jsonv.Check(v) == nil && noNilContainer(v)
 	case []any:
 		return v != nil && jsonv.Check(v) == nil && noNilContainer(v)
 	}
 	return jsonv.Check(v) == nil
-}
-
-// flatValid checks a small object whose members are all scalars: flat reports that it is
-// one, valid that it is a valid jsonv value (member names valid UTF-8 and distinct,
-// strings valid UTF-8, numbers finite and not negative zero).
-func flatValid(o *jsonv.Object) (flat, valid bool) {
-	ms := o.Members()
-	if len(ms) > 16 {
-		return false, false
-	}
-	valid = true
-	for i := range ms {
-		switch v := ms[i].Value.(type) {
-		case nil, bool:
-		case float64:
-			if math.IsInf(v, 0) || math.IsNaN(v) || v == 0 && math.Signbit(v) {
-				valid = false
-			}
-		case string:
-			if !utf8.ValidString(v) {
-				valid = false
-			}
-		default:
-			return false, false
-		}
-		if !utf8.ValidString(ms[i].Name) {
-			valid = false
-		}
-		for j := range i {
-			if ms[j].Name == ms[i].Name {
-				valid = false
-			}
-		}
-	}
-	return true, valid
 }
 
 // noNilContainer reports whether a checked jsonv value holds no nil *jsonv.Object or nil
@@ -138,16 +95,28 @@ func noNilContainer(v any) bool {
 				return false
 			}
 			for _, m := range v.Members() {
-				stack = append(stack, m.Value)
+				stack = pushContainer(stack, m.Value)
 			}
 		case []any:
 			if v == nil {
 				return false
 			}
-			stack = append(stack, v...)
+			for _, e := range v {
+				stack = pushContainer(stack, e)
+			}
 		}
 	}
 	return true
+}
+
+// pushContainer pushes v onto stack when it is a container: scalars need no visit, so a
+// flat object's walk never grows the stack.
+func pushContainer(stack []any, v any) []any {
+	switch v.(type) {
+	case *jsonv.Object, []any:
+		return append(stack, v)
+	}
+	return stack
 }
 
 // ownedContent returns blocks in their wire shape, as content.ListValue does, when they are
