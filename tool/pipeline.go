@@ -60,18 +60,54 @@ type Invocation struct {
 	// budget keeps the invocation in its allocation size class.
 	deadlines []Deadline
 
-	// Storage for the execution, its token, the body's view, the run of the body when no
-	// wrapper runs it and the state of the other steps, allocated with the invocation
-	// instead of separately.
-	execVal   Execution
-	tokVal    Token
-	callVal   Call
-	bodyVal   bodyRun
-	prepVal   prepareRun
-	postVal   postRun
-	finVal    finalizeRun
-	notifyVal notifyRun
-	wrapVal   wrapState
+	// Storage for the execution, its token, the body's view and the run of the body when
+	// no wrapper runs it, allocated with the invocation instead of separately.
+	execVal Execution
+	tokVal  Token
+	callVal Call
+	bodyVal bodyRun
+
+	// The state of the steps that run hooks, guards, wrappers, finalize-content or result
+	// listeners (see hooked); nil until a step needs it, so that a call on a registry
+	// without any of them allocates a smaller invocation.
+	hk *hookState
+}
+
+// hookState is the state of an invocation's steps that run code other than the body.
+type hookState struct {
+	prep   prepareRun
+	post   postRun
+	fin    finalizeRun
+	notify notifyRun
+	wrap   wrapState
+}
+
+// invocationWithHooks is an invocation allocated together with its hookState, for a
+// registry whose hooks every call runs.
+type invocationWithHooks struct {
+	inv Invocation
+	hk  hookState
+}
+
+// hooked returns the invocation's hookState, allocating it on first use. Only the
+// goroutine running the invocation's steps calls it, one step at a time.
+func (inv *Invocation) hooked() *hookState {
+	if inv.hk == nil {
+		inv.hk = new(hookState)
+	}
+	return inv.hk
+}
+
+// newInvocation allocates an invocation for a call on r: with its hookState when r has
+// hooks that run around every call (pre-execute, around-execute, post-execute or result
+// listeners), so that such a call still allocates once; without otherwise.
+func (r *Registry) newInvocation() *Invocation {
+	if hs := r.hooks.Load(); len(hs.pre) > 0 || len(hs.exec) > 0 || len(hs.post) > 0 || len(hs.result) > 0 {
+		both := new(invocationWithHooks)
+		both.inv.hk = &both.hk
+		return &both.inv
+	}
+	return new(Invocation)
 }
 
 // Execution returns the invocation's immutable execution.
@@ -129,7 +165,8 @@ func (r *Registry) prepareInput(ctx context.Context, in Input, admitted bool) *I
 	if agent != nil && agent.global {
 		agent = nil
 	}
-	inv := &Invocation{r: r, ctx: ctx}
+	inv := r.newInvocation()
+	inv.r, inv.ctx = r, ctx
 	// Field by field: a composite literal would be built aside and copied in whole.
 	exec := &inv.execVal
 	exec.callID, exec.rootCallID, exec.name = in.CallID, root, in.Name
@@ -221,7 +258,10 @@ func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []CodedG
 	}()
 	ctx, exec, r := inv.ctx, inv.exec, inv.r
 	*where = "a pre-execute hook"
-	d, err := inv.prepVal.runPre(ctx, exec, pre)
+	d := Allow()
+	if len(pre) > 0 {
+		d, err = inv.hooked().prep.runPre(ctx, exec, pre)
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -463,7 +503,7 @@ type handoff struct{ handed, produced *Result }
 // calls next after the chain returned gets an error instead of a body run: the registry
 // never abandons a started body.
 func (inv *Invocation) wrapped(hs []*hook[ExecuteFunc]) (*Result, error) {
-	w := &inv.wrapVal
+	w := &inv.hooked().wrap
 	w.inv, w.hs = inv, hs
 	w.handoffs = w.first[:0]
 	w.shared = true
@@ -884,7 +924,7 @@ func (inv *Invocation) postHooks(res *Result, hs []*hook[PostExecuteFunc]) (out 
 	ctx, exec := inv.ctx, inv.exec
 	var d PostDecision
 	if len(hs) > 0 {
-		c := &inv.postVal
+		c := &inv.hooked().post
 		c.ctx, c.exec, c.res, c.chain = ctx, exec, res, hs
 		var err error
 		if d, err = c.step(0); err != nil {
@@ -998,7 +1038,7 @@ var errNotSerializable = errors.New("tool result must be losslessly JSON-seriali
 func (inv *Invocation) finalizeStep() {
 	inv.out = materializeOr(inv.result, errNotSerializable)
 	if fin := inv.finalizer; fin != nil {
-		f := &inv.finVal
+		f := &inv.hooked().fin
 		*f = finalizeRun{fin: fin, res: inv.out.Clone()}
 		f.blocks, f.err = callFinalizer(fin, inv.exec, f.res)
 		inv.finalized()
@@ -1007,7 +1047,7 @@ func (inv *Invocation) finalizeStep() {
 
 // finalized applies what finalize-content returned.
 func (inv *Invocation) finalized() {
-	f := &inv.finVal
+	f := &inv.hooked().fin
 	switch {
 	case f.err != nil:
 		inv.out = materializeOr(Fail(f.err), errNotSerializable)
@@ -1036,7 +1076,10 @@ type notifyRun struct {
 // notifyStep notifies the result listeners from the next one on; a listener's failure is
 // logged and changes nothing.
 func (inv *Invocation) notifyStep() {
-	n := &inv.notifyVal
+	if inv.hk == nil {
+		return // no listener
+	}
+	n := &inv.hk.notify
 	for ; n.i < len(n.ls); n.i++ {
 		l, res := n.ls[n.i], inv.out
 		if !l.readOnly {
