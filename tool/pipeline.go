@@ -17,7 +17,7 @@ import (
 )
 
 // stage says what an Invocation still owes.
-type stage int
+type stage uint8
 
 const (
 	stageDispatch stage = iota // owes Dispatch, then post-execute
@@ -35,13 +35,9 @@ type Invocation struct {
 	ctx       context.Context // the caller's context
 	exec      *Execution
 	finalizer func(*Execution, *Result) ([]content.Block, error)
-	stage     stage
 	result    *Result
-	invoked   atomic.Bool // the body was invoked
-	where     string      // what prepare is running (a hook, the approver, a guard), for a Goexit
-	call      *Call       // the body's view, once dispatched
-	trace     CallTrace   // the observer's record of the call, nil when none is installed
-	out       *Result     // the final result, once finalized
+	call      *Call   // the body's view, once dispatched
+	out       *Result // the final result, once finalized
 
 	// The contained work of the call (see advance): the next step, the step to stop
 	// before, whether the work runs on a goroutine of its own, which step's hooks are
@@ -55,26 +51,51 @@ type Invocation struct {
 	wrapping  bool
 	// What the dispatch is running, for a Goexit (see dispatchPhase).
 	phase dispatchPhase
+	stage stage
+	// What prepare is running (a hook, the approver, a guard), for a Goexit.
+	where   prepWhere
+	tokVal  Token       // the storage of the execution's token
+	invoked atomic.Bool // the body was invoked
 
-	// The dispatch's deadlines (see OnDeadline); nil for none, so that a call without a
-	// budget keeps the invocation in its allocation size class.
-	deadlines []Deadline
-
-	// Storage for the execution, its token, the body's view and the run of the body when
-	// no wrapper runs it, allocated with the invocation instead of separately.
+	// Storage for the execution, the body's view and the run of the body when no wrapper
+	// runs it, allocated with the invocation instead of separately.
 	execVal Execution
-	tokVal  Token
 	callVal Call
 	bodyVal bodyRun
 
 	// The state of the steps that run hooks, guards, wrappers, finalize-content or result
-	// listeners (see hooked); nil until a step needs it, so that a call on a registry
-	// without any of them allocates a smaller invocation.
+	// listeners, the dispatch's deadlines and the observer's trace (see hooked); nil until
+	// the call needs it, so that a call on a registry without any of them allocates a
+	// smaller invocation. The small fields above are packed for the same reason.
 	hk *hookState
+}
+
+// prepWhere names the kind of code prepare is running, for the failure of a Goexit in it.
+type prepWhere uint8
+
+const (
+	wherePreHook prepWhere = iota
+	whereApprover
+	whereGuard
+)
+
+func (w prepWhere) String() string {
+	switch w {
+	case whereApprover:
+		return "the approver"
+	case whereGuard:
+		return "a guard"
+	}
+	return "a pre-execute hook"
 }
 
 // hookState is the state of an invocation's steps that run code other than the body.
 type hookState struct {
+	// The dispatch's deadlines (see OnDeadline); nil for none.
+	deadlines []Deadline
+	// The observer's record of the call; nil when none is installed.
+	trace CallTrace
+
 	prep   prepareRun
 	post   postRun
 	fin    finalizeRun
@@ -99,10 +120,12 @@ func (inv *Invocation) hooked() *hookState {
 }
 
 // newInvocation allocates an invocation for a call on r: with its hookState when r has
-// hooks that run around every call (pre-execute, around-execute, post-execute or result
-// listeners), so that such a call still allocates once; without otherwise.
+// hooks that run around every call (pre-execute, deadline, around-execute, post-execute or
+// result listeners) or an observer, so that such a call still allocates once; without
+// otherwise.
 func (r *Registry) newInvocation() *Invocation {
-	if hs := r.hooks.Load(); len(hs.pre) > 0 || len(hs.exec) > 0 || len(hs.post) > 0 || len(hs.result) > 0 {
+	hs := r.hooks.Load()
+	if len(hs.pre) > 0 || len(hs.deadline) > 0 || len(hs.exec) > 0 || len(hs.post) > 0 || len(hs.result) > 0 || r.observer.Load() != nil {
 		both := new(invocationWithHooks)
 		both.inv.hk = &both.hk
 		return &both.inv
@@ -253,11 +276,11 @@ func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []CodedG
 	where := &inv.where
 	defer func() {
 		if p := recover(); p != nil {
-			res, post, err = nil, false, panicFailure(inv.exec.name, *where, p)
+			res, post, err = nil, false, panicFailure(inv.exec.name, where.String(), p)
 		}
 	}()
 	ctx, exec, r := inv.ctx, inv.exec, inv.r
-	*where = "a pre-execute hook"
+	*where = wherePreHook
 	d := Allow()
 	if len(pre) > 0 {
 		d, err = inv.hooked().prep.runPre(ctx, exec, pre)
@@ -273,7 +296,7 @@ func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []CodedG
 	case PreDeny:
 		return deniedWith(d.Reason, d.Info), true, nil
 	case PreAsk:
-		*where = "the approver"
+		*where = whereApprover
 		reason, approvalCancelled, err := r.resolveAsk(ctx, exec, d)
 		if err != nil {
 			return nil, false, err
@@ -288,7 +311,7 @@ func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []CodedG
 	default:
 		return nil, false, fmt.Errorf("tools/pre-execute returned unknown decision kind %d", d.Kind)
 	}
-	*where = "a guard"
+	*where = whereGuard
 	for _, g := range guards {
 		if reason, info := g(exec); reason != "" {
 			inv.decided(StageGuard, "deny", reason)
@@ -650,12 +673,12 @@ func (inv *Invocation) bodyContained(ctx context.Context, b *bodyRun) (res *Resu
 	if ctx.Err() != nil {
 		return abortResult(false)
 	}
-	if len(inv.deadlines) > 0 {
+	if inv.hk != nil && len(inv.hk.deadlines) > 0 {
 		// Deferred, so that the timers stop and an expiry is recorded even when the body
 		// panics or ends its goroutine.
 		*where = "a deadline's clock"
 		defer b.disarm()
-		ctx = b.arm(ctx, inv.deadlines)
+		ctx = b.arm(ctx, inv.hk.deadlines)
 		*where = "the body"
 	}
 	e := inv.r.resolve(inv.exec)

@@ -135,7 +135,7 @@ func (inv *Invocation) stopped(stop *contain.Stop) {
 	name := inv.exec.name
 	switch inv.at {
 	case atPrepare:
-		inv.prepared(nil, false, stopFailure(name, inv.where, stop))
+		inv.prepared(nil, false, stopFailure(name, inv.where.String(), stop))
 		inv.at = atDispatch
 	case atDispatch:
 		switch {
