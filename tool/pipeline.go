@@ -262,10 +262,9 @@ func (inv *Invocation) prepared(res *Result, post bool, err error) {
 // prepareRun holds what the pre-dispatch step runs: the admitted pre-execute hooks and the
 // guards.
 type prepareRun struct {
-	pre    []*hook[PreExecuteFunc]
 	guards []CodedGuardFunc
 
-	// The chain runPre runs.
+	// The chain runPre runs: the step's pre-execute hooks, loaded with the guards.
 	ctx   context.Context
 	exec  *Execution
 	chain []*hook[PreExecuteFunc]
@@ -505,9 +504,9 @@ func (inv *Invocation) dispatched(res *Result) *Result {
 type wrapState struct {
 	inv       *Invocation
 	hs        []*hook[ExecuteFunc]
-	shared    bool
 	mu        sync.Mutex
 	wg        sync.WaitGroup
+	shared    bool
 	closed    bool
 	bodyTaken bool // the invocation's body storage is in use
 	handoffs  []handoff
@@ -905,9 +904,8 @@ func (inv *Invocation) done() *Result {
 
 // postRun holds the post-execute hooks the post-execute step runs.
 type postRun struct {
-	hs []*hook[PostExecuteFunc]
-
-	// The chain step runs: each hook gets its own copy of res.
+	// The chain step runs, the step's post-execute hooks (loaded before the step): each
+	// hook gets its own copy of res.
 	ctx   context.Context
 	exec  *Execution
 	res   *Result
@@ -1062,7 +1060,7 @@ func (inv *Invocation) finalizeStep() {
 	inv.out = materializeOr(inv.result, errNotSerializable)
 	if fin := inv.finalizer; fin != nil {
 		f := &inv.hooked().fin
-		*f = finalizeRun{fin: fin, res: inv.out.Clone()}
+		*f = finalizeRun{res: inv.out.Clone()}
 		f.blocks, f.err = callFinalizer(fin, inv.exec, f.res)
 		inv.finalized()
 	}
@@ -1084,7 +1082,6 @@ func (inv *Invocation) finalized() {
 
 // finalizeRun is the run of finalize-content, with its input and results.
 type finalizeRun struct {
-	fin    func(*Execution, *Result) ([]content.Block, error)
 	res    *Result
 	blocks []content.Block
 	err    error

@@ -67,7 +67,7 @@ func (inv *Invocation) load() bool {
 		inv.needs = len(pre) > 0 || len(guards) > 0
 		if inv.needs || inv.hk != nil {
 			p := &inv.hooked().prep
-			p.pre, p.guards = pre, guards
+			p.chain, p.guards = pre, guards
 		}
 	case atDispatch:
 		inv.needs = inv.stage == stageDispatch
@@ -78,7 +78,7 @@ func (inv *Invocation) load() bool {
 		}
 		inv.needs = len(hs) > 0
 		if inv.needs || inv.hk != nil {
-			inv.hooked().post.hs = hs
+			inv.hooked().post.chain = hs
 		}
 	case atFinalize:
 		inv.needs = inv.finalizer != nil
@@ -100,7 +100,7 @@ func (inv *Invocation) step() {
 			var pre []*hook[PreExecuteFunc]
 			var guards []CodedGuardFunc
 			if inv.hk != nil {
-				pre, guards = inv.hk.prep.pre, inv.hk.prep.guards
+				pre, guards = inv.hk.prep.chain, inv.hk.prep.guards
 			}
 			inv.prepared(inv.prepareHooks(pre, guards))
 		}
@@ -114,7 +114,7 @@ func (inv *Invocation) step() {
 		if inv.stage == stagePost {
 			var hs []*hook[PostExecuteFunc]
 			if inv.hk != nil {
-				hs = inv.hk.post.hs
+				hs = inv.hk.post.chain
 			}
 			inv.result = inv.postHooks(inv.result, hs)
 		}
