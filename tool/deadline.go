@@ -74,7 +74,9 @@ func (r *Registry) AfterExecute(fn AfterExecuteFunc, opts ...HookOption) func() 
 // loadDeadlines runs the deadline hooks hs for the call and keeps the deadlines they give
 // in the invocation (allocated only when there is one).
 func (inv *Invocation) loadDeadlines(hs []*hook[DeadlineFunc]) error {
-	inv.deadlines = nil
+	if inv.hk != nil {
+		inv.hk.deadlines = nil
+	}
 	for _, h := range hs {
 		d, err := callDeadline(h.fn, inv.exec)
 		if err != nil {
@@ -89,7 +91,8 @@ func (inv *Invocation) loadDeadlines(hs []*hook[DeadlineFunc]) error {
 		case d.Expired == nil:
 			return fmt.Errorf("tool \"%s\": a deadline hook gave a %v budget without an Expired error", inv.exec.name, d.Budget)
 		}
-		inv.deadlines = append(inv.deadlines, d)
+		hk := inv.hooked()
+		hk.deadlines = append(hk.deadlines, d)
 	}
 	return nil
 }

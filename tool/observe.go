@@ -66,20 +66,22 @@ func (inv *Invocation) startTrace(in *Input) {
 	if ctx != nil {
 		inv.ctx = ctx
 	}
-	inv.trace = tr
+	if tr != nil {
+		inv.hooked().trace = tr
+	}
 }
 
 // decided records a stage's decision on the call's trace, if it has one.
 func (inv *Invocation) decided(stage, decision, reason string) {
-	if inv.trace != nil {
-		inv.trace.Decision(stage, decision, reason)
+	if inv.hk != nil && inv.hk.trace != nil {
+		inv.hk.trace.Decision(stage, decision, reason)
 	}
 }
 
 // endTrace ends the call's trace, if it has one, with the final result.
 func (inv *Invocation) endTrace(out *Result) {
-	if inv.trace != nil {
-		inv.trace.Finished(inv.exec, out.Clone())
+	if inv.hk != nil && inv.hk.trace != nil {
+		inv.hk.trace.Finished(inv.exec, out.Clone())
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 )
 
 // stage says what an Invocation still owes.
-type stage int
+type stage uint8
 
 const (
 	stageDispatch stage = iota // owes Dispatch, then post-execute
@@ -35,13 +35,9 @@ type Invocation struct {
 	ctx       context.Context // the caller's context
 	exec      *Execution
 	finalizer func(*Execution, *Result) ([]content.Block, error)
-	stage     stage
 	result    *Result
-	invoked   atomic.Bool // the body was invoked
-	where     string      // what prepare is running (a hook, the approver, a guard), for a Goexit
-	call      *Call       // the body's view, once dispatched
-	trace     CallTrace   // the observer's record of the call, nil when none is installed
-	out       *Result     // the final result, once finalized
+	call      *Call   // the body's view, once dispatched
+	out       *Result // the final result, once finalized
 
 	// The contained work of the call (see advance): the next step, the step to stop
 	// before, whether the work runs on a goroutine of its own, which step's hooks are
@@ -55,23 +51,86 @@ type Invocation struct {
 	wrapping  bool
 	// What the dispatch is running, for a Goexit (see dispatchPhase).
 	phase dispatchPhase
+	stage stage
+	// What prepare is running (a hook, the approver, a guard), for a Goexit.
+	where   prepWhere
+	tokVal  Token       // the storage of the execution's token
+	invoked atomic.Bool // the body was invoked
 
-	// The dispatch's deadlines (see OnDeadline); nil for none, so that a call without a
-	// budget keeps the invocation in its allocation size class.
+	// Storage for the execution, the body's view and the run of the body when no wrapper
+	// runs it, allocated with the invocation instead of separately.
+	execVal Execution
+	callVal Call
+	bodyVal bodyRun
+
+	// The state of the steps that run hooks, guards, wrappers, finalize-content or result
+	// listeners, the dispatch's deadlines and the observer's trace (see hooked); nil until
+	// the call needs it, so that a call on a registry without any of them allocates a
+	// smaller invocation. The small fields above are packed for the same reason.
+	hk *hookState
+}
+
+// prepWhere names the kind of code prepare is running, for the failure of a Goexit in it.
+type prepWhere uint8
+
+const (
+	wherePreHook prepWhere = iota
+	whereApprover
+	whereGuard
+)
+
+func (w prepWhere) String() string {
+	switch w {
+	case whereApprover:
+		return "the approver"
+	case whereGuard:
+		return "a guard"
+	}
+	return "a pre-execute hook"
+}
+
+// hookState is the state of an invocation's steps that run code other than the body.
+type hookState struct {
+	// The dispatch's deadlines (see OnDeadline); nil for none.
 	deadlines []Deadline
+	// The observer's record of the call; nil when none is installed.
+	trace CallTrace
 
-	// Storage for the execution, its token, the body's view, the run of the body when no
-	// wrapper runs it and the state of the other steps, allocated with the invocation
-	// instead of separately.
-	execVal   Execution
-	tokVal    Token
-	callVal   Call
-	bodyVal   bodyRun
-	prepVal   prepareRun
-	postVal   postRun
-	finVal    finalizeRun
-	notifyVal notifyRun
-	wrapVal   wrapState
+	prep   prepareRun
+	post   postRun
+	fin    finalizeRun
+	notify notifyRun
+	wrap   wrapState
+}
+
+// invocationWithHooks is an invocation allocated together with its hookState, for a
+// registry whose hooks every call runs.
+type invocationWithHooks struct {
+	inv Invocation
+	hk  hookState
+}
+
+// hooked returns the invocation's hookState, allocating it on first use. Only the
+// goroutine running the invocation's steps calls it, one step at a time.
+func (inv *Invocation) hooked() *hookState {
+	if inv.hk == nil {
+		inv.hk = new(hookState)
+	}
+	return inv.hk
+}
+
+// newInvocation allocates an invocation for a call on r: with its hookState when r has
+// hooks that run around every call (pre-execute, deadline, around-execute, post-execute or
+// result listeners) or an observer, so that such a call still allocates once; without
+// otherwise.
+func (r *Registry) newInvocation() *Invocation {
+	hs := r.hooks.Load()
+	if len(hs.pre) > 0 || len(hs.deadline) > 0 || len(hs.exec) > 0 || len(hs.post) > 0 || len(hs.result) > 0 || r.observer.Load() != nil {
+		both := new(invocationWithHooks)
+		both.inv.hk = &both.hk
+		return &both.inv
+	}
+	return new(Invocation)
 }
 
 // Execution returns the invocation's immutable execution.
@@ -129,7 +188,8 @@ func (r *Registry) prepareInput(ctx context.Context, in Input, admitted bool) *I
 	if agent != nil && agent.global {
 		agent = nil
 	}
-	inv := &Invocation{r: r, ctx: ctx}
+	inv := r.newInvocation()
+	inv.r, inv.ctx = r, ctx
 	// Field by field: a composite literal would be built aside and copied in whole.
 	exec := &inv.execVal
 	exec.callID, exec.rootCallID, exec.name = in.CallID, root, in.Name
@@ -202,10 +262,9 @@ func (inv *Invocation) prepared(res *Result, post bool, err error) {
 // prepareRun holds what the pre-dispatch step runs: the admitted pre-execute hooks and the
 // guards.
 type prepareRun struct {
-	pre    []*hook[PreExecuteFunc]
 	guards []CodedGuardFunc
 
-	// The chain runPre runs.
+	// The chain runPre runs: the step's pre-execute hooks, loaded with the guards.
 	ctx   context.Context
 	exec  *Execution
 	chain []*hook[PreExecuteFunc]
@@ -216,12 +275,15 @@ func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []CodedG
 	where := &inv.where
 	defer func() {
 		if p := recover(); p != nil {
-			res, post, err = nil, false, panicFailure(inv.exec.name, *where, p)
+			res, post, err = nil, false, panicFailure(inv.exec.name, where.String(), p)
 		}
 	}()
 	ctx, exec, r := inv.ctx, inv.exec, inv.r
-	*where = "a pre-execute hook"
-	d, err := inv.prepVal.runPre(ctx, exec, pre)
+	*where = wherePreHook
+	d := Allow()
+	if len(pre) > 0 {
+		d, err = inv.hooked().prep.runPre(ctx, exec, pre)
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -233,7 +295,7 @@ func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []CodedG
 	case PreDeny:
 		return deniedWith(d.Reason, d.Info), true, nil
 	case PreAsk:
-		*where = "the approver"
+		*where = whereApprover
 		reason, approvalCancelled, err := r.resolveAsk(ctx, exec, d)
 		if err != nil {
 			return nil, false, err
@@ -248,7 +310,7 @@ func (inv *Invocation) prepareHooks(pre []*hook[PreExecuteFunc], guards []CodedG
 	default:
 		return nil, false, fmt.Errorf("tools/pre-execute returned unknown decision kind %d", d.Kind)
 	}
-	*where = "a guard"
+	*where = whereGuard
 	for _, g := range guards {
 		if reason, info := g(exec); reason != "" {
 			inv.decided(StageGuard, "deny", reason)
@@ -442,9 +504,9 @@ func (inv *Invocation) dispatched(res *Result) *Result {
 type wrapState struct {
 	inv       *Invocation
 	hs        []*hook[ExecuteFunc]
-	shared    bool
 	mu        sync.Mutex
 	wg        sync.WaitGroup
+	shared    bool
 	closed    bool
 	bodyTaken bool // the invocation's body storage is in use
 	handoffs  []handoff
@@ -463,7 +525,7 @@ type handoff struct{ handed, produced *Result }
 // calls next after the chain returned gets an error instead of a body run: the registry
 // never abandons a started body.
 func (inv *Invocation) wrapped(hs []*hook[ExecuteFunc]) (*Result, error) {
-	w := &inv.wrapVal
+	w := &inv.hooked().wrap
 	w.inv, w.hs = inv, hs
 	w.handoffs = w.first[:0]
 	w.shared = true
@@ -610,12 +672,12 @@ func (inv *Invocation) bodyContained(ctx context.Context, b *bodyRun) (res *Resu
 	if ctx.Err() != nil {
 		return abortResult(false)
 	}
-	if len(inv.deadlines) > 0 {
+	if inv.hk != nil && len(inv.hk.deadlines) > 0 {
 		// Deferred, so that the timers stop and an expiry is recorded even when the body
 		// panics or ends its goroutine.
 		*where = "a deadline's clock"
 		defer b.disarm()
-		ctx = b.arm(ctx, inv.deadlines)
+		ctx = b.arm(ctx, inv.hk.deadlines)
 		*where = "the body"
 	}
 	e := inv.r.resolve(inv.exec)
@@ -842,9 +904,8 @@ func (inv *Invocation) done() *Result {
 
 // postRun holds the post-execute hooks the post-execute step runs.
 type postRun struct {
-	hs []*hook[PostExecuteFunc]
-
-	// The chain step runs: each hook gets its own copy of res.
+	// The chain step runs, the step's post-execute hooks (loaded before the step): each
+	// hook gets its own copy of res.
 	ctx   context.Context
 	exec  *Execution
 	res   *Result
@@ -884,7 +945,7 @@ func (inv *Invocation) postHooks(res *Result, hs []*hook[PostExecuteFunc]) (out 
 	ctx, exec := inv.ctx, inv.exec
 	var d PostDecision
 	if len(hs) > 0 {
-		c := &inv.postVal
+		c := &inv.hooked().post
 		c.ctx, c.exec, c.res, c.chain = ctx, exec, res, hs
 		var err error
 		if d, err = c.step(0); err != nil {
@@ -998,8 +1059,8 @@ var errNotSerializable = errors.New("tool result must be losslessly JSON-seriali
 func (inv *Invocation) finalizeStep() {
 	inv.out = materializeOr(inv.result, errNotSerializable)
 	if fin := inv.finalizer; fin != nil {
-		f := &inv.finVal
-		*f = finalizeRun{fin: fin, res: inv.out.Clone()}
+		f := &inv.hooked().fin
+		*f = finalizeRun{res: inv.out.Clone()}
 		f.blocks, f.err = callFinalizer(fin, inv.exec, f.res)
 		inv.finalized()
 	}
@@ -1007,7 +1068,7 @@ func (inv *Invocation) finalizeStep() {
 
 // finalized applies what finalize-content returned.
 func (inv *Invocation) finalized() {
-	f := &inv.finVal
+	f := &inv.hooked().fin
 	switch {
 	case f.err != nil:
 		inv.out = materializeOr(Fail(f.err), errNotSerializable)
@@ -1021,7 +1082,6 @@ func (inv *Invocation) finalized() {
 
 // finalizeRun is the run of finalize-content, with its input and results.
 type finalizeRun struct {
-	fin    func(*Execution, *Result) ([]content.Block, error)
 	res    *Result
 	blocks []content.Block
 	err    error
@@ -1036,7 +1096,10 @@ type notifyRun struct {
 // notifyStep notifies the result listeners from the next one on; a listener's failure is
 // logged and changes nothing.
 func (inv *Invocation) notifyStep() {
-	n := &inv.notifyVal
+	if inv.hk == nil {
+		return // no listener
+	}
+	n := &inv.hk.notify
 	for ; n.i < len(n.ls); n.i++ {
 		l, res := n.ls[n.i], inv.out
 		if !l.readOnly {

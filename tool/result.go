@@ -13,12 +13,12 @@ import (
 // ConcludesTurn. Content is what the model sees; Meta is the persisted presentation meta.
 type Result struct {
 	IsError            bool
-	Value              any // success: the canonical value (a jsonv value; nil is JSON null)
+	ConcludesTurn      bool // next to IsError: a result with a content block fits 240 bytes
+	Value              any  // success: the canonical value (a jsonv value; nil is JSON null)
 	Error              *Failure
 	Content            []content.Block
 	Meta               any // the presentation meta (a jsonv value), nil when absent
 	AdditionalContexts []content.Message
-	ConcludesTurn      bool
 }
 
 // Failure describes why a call failed. Info is set only for coded errors and registry

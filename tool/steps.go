@@ -62,23 +62,32 @@ func (inv *Invocation) load() bool {
 	inv.loadedFor = inv.at + 1
 	switch inv.at {
 	case atPrepare:
-		p := &inv.prepVal
-		p.pre = admitted(inv.r.hooks.Load().pre, inv.exec.agent)
-		p.guards = inv.r.guards(inv.exec)
-		inv.needs = len(p.pre) > 0 || len(p.guards) > 0
+		pre := admitted(inv.r.hooks.Load().pre, inv.exec.agent)
+		guards := inv.r.guards(inv.exec)
+		inv.needs = len(pre) > 0 || len(guards) > 0
+		if inv.needs || inv.hk != nil {
+			p := &inv.hooked().prep
+			p.chain, p.guards = pre, guards
+		}
 	case atDispatch:
 		inv.needs = inv.stage == stageDispatch
 	case atPost:
-		inv.postVal.hs = nil
+		var hs []*hook[PostExecuteFunc]
 		if inv.stage == stagePost {
-			inv.postVal.hs = admitted(inv.r.hooks.Load().post, inv.exec.agent)
+			hs = admitted(inv.r.hooks.Load().post, inv.exec.agent)
 		}
-		inv.needs = len(inv.postVal.hs) > 0
+		inv.needs = len(hs) > 0
+		if inv.needs || inv.hk != nil {
+			inv.hooked().post.chain = hs
+		}
 	case atFinalize:
 		inv.needs = inv.finalizer != nil
 	case atNotify:
-		inv.notifyVal = notifyRun{ls: admitted(inv.r.hooks.Load().result, inv.exec.agent)}
-		inv.needs = len(inv.notifyVal.ls) > 0
+		ls := admitted(inv.r.hooks.Load().result, inv.exec.agent)
+		inv.needs = len(ls) > 0
+		if inv.needs || inv.hk != nil {
+			inv.hooked().notify = notifyRun{ls: ls}
+		}
 	}
 	return inv.needs
 }
@@ -88,7 +97,12 @@ func (inv *Invocation) step() {
 	switch inv.at {
 	case atPrepare:
 		if inv.stage == stageDispatch {
-			inv.prepared(inv.prepareHooks(inv.prepVal.pre, inv.prepVal.guards))
+			var pre []*hook[PreExecuteFunc]
+			var guards []CodedGuardFunc
+			if inv.hk != nil {
+				pre, guards = inv.hk.prep.chain, inv.hk.prep.guards
+			}
+			inv.prepared(inv.prepareHooks(pre, guards))
 		}
 		inv.at = atDispatch
 	case atDispatch:
@@ -98,7 +112,11 @@ func (inv *Invocation) step() {
 		inv.at = atPost
 	case atPost:
 		if inv.stage == stagePost {
-			inv.result = inv.postHooks(inv.result, inv.postVal.hs)
+			var hs []*hook[PostExecuteFunc]
+			if inv.hk != nil {
+				hs = inv.hk.post.chain
+			}
+			inv.result = inv.postHooks(inv.result, hs)
 		}
 		inv.at = atFinalize
 	case atFinalize:
@@ -117,7 +135,7 @@ func (inv *Invocation) stopped(stop *contain.Stop) {
 	name := inv.exec.name
 	switch inv.at {
 	case atPrepare:
-		inv.prepared(nil, false, stopFailure(name, inv.where, stop))
+		inv.prepared(nil, false, stopFailure(name, inv.where.String(), stop))
 		inv.at = atDispatch
 	case atDispatch:
 		switch {
@@ -140,12 +158,12 @@ func (inv *Invocation) stopped(stop *contain.Stop) {
 		inv.result = Fail(stopFailure(name, "a post-execute hook", stop))
 		inv.at = atFinalize
 	case atFinalize:
-		f := &inv.finVal
+		f := &inv.hooked().fin
 		f.blocks, f.err = nil, stopFailure(name, "finalize-content", stop)
 		inv.finalized()
 		inv.at = atNotify
 	case atNotify:
 		inv.r.logger.Warn(fmt.Sprintf("tool \"%s\" (%s): tools/result observer called runtime.Goexit", name, inv.exec.callID))
-		inv.notifyVal.i++
+		inv.hooked().notify.i++
 	}
 }
