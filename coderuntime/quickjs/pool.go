@@ -76,9 +76,19 @@ func (pl *pool) take() workerProcess {
 			p = w.p
 		}
 	}
-	pl.fillLocked()
 	pl.notifyLocked()
 	return p
+}
+
+// refill starts workers in the background until idle and starting ones make up the pool's
+// size again. A run calls it once it has settled, so that a replacement's start-up (exec,
+// the Go runtime, a QuickJS VM: far more CPU than a small program) does not compete with the
+// run it replaces a worker for.
+func (pl *pool) refill() {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	pl.fillLocked()
+	pl.notifyLocked()
 }
 
 // notifyLocked wakes everyone waiting for a change of the pool's state.

@@ -270,6 +270,9 @@ func (r *Runtime) Run(ctx context.Context, req coderuntime.Request) (coderuntime
 	if err != nil {
 		return ledger.Failure(nil, coderuntime.Failure{Kind: coderuntime.FailureException, Message: err.Error()}).Normalized(), nil
 	}
+	if r.pool != nil {
+		defer r.pool.refill()
+	}
 	s := newSession(r, ctx, req.Bindings, ledger)
 	return s.run(code, encodePositions(positions)).Normalized(), nil
 }
