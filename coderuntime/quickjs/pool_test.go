@@ -321,7 +321,7 @@ func TestPoolRefillsAfterTheRun(t *testing.T) {
 		res := run(t, rt, "return await tools.look({})", tools(map[string]coderuntime.Func{"look": func(context.Context, any) (any, error) {
 			rt.pool.mu.Lock()
 			defer rt.pool.mu.Unlock()
-			return map[string]int{"idle": len(rt.pool.idle), "starting": rt.pool.starting}, nil
+			return map[string]any{"idle": float64(len(rt.pool.idle)), "starting": float64(rt.pool.starting)}, nil
 		}}))
 		wantValue(t, res, `{"idle":0,"starting":0}`)
 		rt.pool.mu.Lock()
