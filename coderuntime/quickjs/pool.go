@@ -24,8 +24,9 @@ type workerProcess interface {
 
 // pool keeps up to size worker processes started ahead of demand, each used for exactly
 // one run. A run takes the oldest idle worker (which may still be starting up: its start
-// frame waits in the pipe) and starts a replacement off its critical path; when none is
-// idle the run starts its own, so a burst larger than the pool still runs at once. A
+// frame waits in the pipe), and refill starts a replacement once that run has settled;
+// when none is idle the run starts its own, so a burst larger than the pool still runs at
+// once. A
 // worker that dies while idle is reaped and replaced, up to size times in a row (a worker
 // command that cannot start is not retried without end; the next take starts over).
 // close kills the idle workers; wait returns once every process the pool started is
@@ -58,8 +59,8 @@ func newPool(size int, start func() (workerProcess, error)) *pool {
 	return pl
 }
 
-// take returns a started worker that is still alive, or nil when none is idle. Either
-// way it starts replacements in the background up to the pool's size.
+// take returns a started worker that is still alive, or nil when none is idle. It starts
+// no replacement: the run calls refill once it has settled.
 func (pl *pool) take() workerProcess {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
