@@ -26,11 +26,10 @@ type workerProcess interface {
 // one run. A run takes the oldest idle worker (which may still be starting up: its start
 // frame waits in the pipe), and refill starts a replacement once that run has settled;
 // when none is idle the run starts its own, so a burst larger than the pool still runs at
-// once. A
-// worker that dies while idle is reaped and replaced, up to size times in a row (a worker
-// command that cannot start is not retried without end; the next take starts over).
-// close kills the idle workers; wait returns once every process the pool started is
-// reaped and every goroutine it started has returned.
+// once. A worker that dies while idle is reaped and replaced, up to size times in a row (a
+// worker command that cannot start is not retried without end; the next take starts
+// over). close kills the idle workers; wait returns once every process the pool started
+// is reaped and every goroutine it started has returned.
 type pool struct {
 	size  int
 	start func() (workerProcess, error)
