@@ -239,7 +239,7 @@ func (r *Runner) Runtime() coderuntime.Runtime { return r.rt }
 // returns. A failed run is a CODE_RUN_FAILED error carrying the failure kind, its message
 // and the captured output; a runtime that refuses the request returns its error as is.
 func (r *Runner) RunCode(ctx context.Context, call *tool.Call, code string) (any, error) {
-	schemas, err := r.reg.Schemas(call.Agent())
+	names, err := r.reg.SchemaNames(call.Agent())
 	if err != nil {
 		return nil, err
 	}
@@ -252,12 +252,12 @@ func (r *Runner) RunCode(ctx context.Context, call *tool.Call, code string) (any
 		cancel(errRunSettled)
 		lane.drain()
 	}()
-	fns := make(map[string]coderuntime.Func, len(schemas))
-	for _, s := range schemas {
-		if s.Name == tool.RunCodeName {
+	fns := make(map[string]coderuntime.Func, len(names))
+	for _, name := range names {
+		if name == tool.RunCodeName {
 			continue
 		}
-		fns[s.Name] = lane.binding(s.Name)
+		fns[name] = lane.binding(name)
 	}
 	res, err := r.rt.Run(runCtx, coderuntime.Request{
 		Program: code,

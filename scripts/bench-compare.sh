@@ -30,7 +30,12 @@ echo "load before: $(uptime)"
 echo "loadavg:     $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+bin=$(mktemp -d)
+trap 'rm -rf "$out" "$bin"' EXIT
+# The Code Mode scenarios' worker is the dsh binary a user runs, built once for every run
+# below (without DSH_BENCH_WORKER each benchmark process would build its own).
+go build -o "$bin/dsh" ./cmd/dsh
+export DSH_BENCH_WORKER="$bin/dsh"
 go test -run '^$' -benchmem -count "$count" \
 	-bench '^(BenchmarkExecuteTyped|BenchmarkExecuteTypedOwned|BenchmarkExecuteTypedHooks|BenchmarkEncodingJSONFloor)$' ./tool/ >>"$out"
 go test -run '^$' -benchmem -count "$count" \

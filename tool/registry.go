@@ -864,16 +864,41 @@ func (r *Registry) Schemas(scope *Scope) ([]Schema, error) {
 	return projectSchemas(v, v.names)
 }
 
+// SchemaNames returns the names of the tools visible in scope, in view order: those of
+// Schemas, with its error, without projecting (copying) any schema. Code Mode asks for it
+// on every run.
+func (r *Registry) SchemaNames(scope *Scope) ([]string, error) {
+	r.mu.RLock()
+	v := r.viewLocked(scope)
+	r.mu.RUnlock()
+	out := make([]string, 0, len(v.names))
+	for _, n := range v.names {
+		if err := v.entries[n].schemaErr(n); err != nil {
+			return nil, err
+		}
+		out = append(out, v.entries[n].def.Name)
+	}
+	return out, nil
+}
+
+// schemaErr is why the entry named n has no model-visible schema, nil when it has one.
+func (e *entry) schemaErr(n string) error {
+	if e.paramsErr == nil {
+		return nil
+	}
+	if n == RunCodeName { // the transport has no flavour for the runner's language
+		return e.paramsErr
+	}
+	return fmt.Errorf("tool \"%s\" parameters must be lossless JSON before schema projection", n)
+}
+
 // projectSchemas projects the named entries of v onto detached model-visible schemas.
 func projectSchemas(v *view, names []string) ([]Schema, error) {
 	out := make([]Schema, 0, len(names))
 	for _, n := range names {
 		e := v.entries[n]
-		if e.paramsErr != nil {
-			if n == RunCodeName { // the transport has no flavour for the runner's language
-				return nil, e.paramsErr
-			}
-			return nil, fmt.Errorf("tool \"%s\" parameters must be lossless JSON before schema projection", n)
+		if err := e.schemaErr(n); err != nil {
+			return nil, err
 		}
 		out = append(out, Schema{Name: e.def.Name, Description: e.def.Description, Parameters: jsonv.Clone(e.params), Strict: e.def.Strict})
 	}

@@ -246,6 +246,10 @@ func TestSchemas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	names, err := reg.SchemaNames(nil)
+	if err != nil || len(names) != len(second) || names[0] != second[0].Name {
+		t.Errorf("SchemaNames = %v, %v; want the names of %+v", names, err, second)
+	}
 	b, _ := jsonv.Marshal(second[0].Parameters)
 	if second[0].Name != "echo" || second[0].Description != "echo arguments back" ||
 		string(b) != `{"type":"object","properties":{"text":{"type":"string"}}}` {
@@ -257,6 +261,9 @@ func TestSchemas(t *testing.T) {
 	register(t, reg, lossy)
 	if _, err := reg.Schemas(nil); err == nil || err.Error() != `tool "lossy" parameters must be lossless JSON before schema projection` {
 		t.Errorf("lossy schemas error = %v", err)
+	}
+	if _, err := reg.SchemaNames(nil); err == nil || err.Error() != `tool "lossy" parameters must be lossless JSON before schema projection` {
+		t.Errorf("lossy schema names error = %v", err)
 	}
 	// Go values that snapshot losslessly are accepted and projected as jsonv.
 	goParams := strTool("goparams", "")

@@ -14,8 +14,9 @@ import (
 
 // codeBench is run_code wired as dsh call wires it: the registry newRuntime builds (built-in
 // tools, every policy, Code Mode on QuickJS with a worker started ahead, dispatch events
-// going to a session log), an agent scope, plus one trivial tool, echo. The worker is
-// this test binary in its hidden mode (TestMain), as dsh re-executes itself.
+// going to a session log), an agent scope, plus one trivial tool, echo. The worker is the
+// dsh binary, as for a user (see benchWorker: $DSH_BENCH_WORKER, or built once per
+// benchmark).
 type codeBench struct {
 	rt    *runtime
 	scope *tool.Scope
@@ -31,7 +32,7 @@ func newCodeBench(b *testing.B, ahead bool) *codeBench {
 	b.Helper()
 	c := config.Default(b.TempDir())
 	rt, err := newRuntime(context.Background(), runtimeConfig{Workspace: b.TempDir(), Mode: tool.ModeCode, Config: c,
-		Log: session.NewMemory(time.Now), NoMCP: true, RunsCode: ahead})
+		Log: session.NewMemory(time.Now), NoMCP: true, RunsCode: ahead, CodeWorker: benchWorker(b)})
 	if err != nil {
 		b.Fatal(err)
 	}

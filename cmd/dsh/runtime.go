@@ -82,6 +82,10 @@ type runtimeConfig struct {
 	// mode that presents run_code, a QuickJS worker is then started ahead of the first
 	// program (see codeWorkersAhead). Commands that only list or render tools leave it off.
 	RunsCode bool
+	// CodeWorker is the QuickJS worker's argv. Empty means this executable re-executed in
+	// its hidden worker mode, as dsh runs it; a test binary sets the dsh binary instead so
+	// that a benchmark measures the worker a user's runs start.
+	CodeWorker []string
 }
 
 // codeWorkersAhead is how many QuickJS worker processes a runtime that runs code keeps
@@ -204,7 +208,7 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 	if cfg.RunsCode && cfg.Mode != tool.ModeNative {
 		ahead = codeWorkersAhead
 	}
-	js, err := newCodeRuntime(c.CodeRuntime, c.CodeMode, ahead)
+	js, err := newCodeRuntime(c.CodeRuntime, c.CodeMode, ahead, cfg.CodeWorker)
 	if err != nil {
 		return nil, fmt.Errorf("code runtime: %w", err)
 	}
@@ -386,12 +390,13 @@ func callsRunCode(calls []callSpec) bool {
 }
 
 // newCodeRuntime returns the Code Mode backend the configuration names, under the
-// configured budgets; a QuickJS backend keeps ahead worker processes started ahead of demand.
-func newCodeRuntime(name string, b config.CodeMode, ahead int) (coderuntime.Runtime, error) {
+// configured budgets; a QuickJS backend keeps ahead worker processes started ahead of demand,
+// each running worker (empty: this executable in its hidden mode).
+func newCodeRuntime(name string, b config.CodeMode, ahead int, worker []string) (coderuntime.Runtime, error) {
 	switch name {
 	case "", config.CodeRuntimeQuickJS:
 		return quickjs.New(quickjs.Config{ComputeMs: float64(b.ComputeMs), MaxWallMs: float64(b.WallMs),
-			MaxOutputBytes: int64(b.MaxOutputBytes), MaxHeapMB: float64(b.HeapMiB), Pool: ahead})
+			MaxOutputBytes: int64(b.MaxOutputBytes), MaxHeapMB: float64(b.HeapMiB), Pool: ahead, WorkerCommand: worker})
 	case config.CodeRuntimeStarlark:
 		return starlark.New(starlark.Config{ComputeMs: float64(b.ComputeMs), MaxWallMs: float64(b.WallMs),
 			MaxOutputBytes: int64(b.MaxOutputBytes), MaxHeapMB: float64(b.HeapMiB)})

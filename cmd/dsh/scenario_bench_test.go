@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -29,9 +31,13 @@ import (
 //	    scheduler with the configured pool (maxParallelToolCalls, 10 by default).
 //
 // echo and nap are the benchmark's own tools, registered on that registry like any tool a
-// deployment adds; everything they pass through is dsh's. The Code Mode worker is this
-// test binary re-executed in its worker mode, as the dsh binary re-executes itself, and the
-// runtime keeps one started ahead, as for `dsh run` (runtimeConfig.RunsCode). (a) and (b)
+// deployment adds; everything they pass through is dsh's. The Code Mode worker is the dsh
+// binary, as for a user: built once by the benchmark into a temporary directory, or the
+// binary $DSH_BENCH_WORKER names (scripts/bench-compare.sh builds it once for all its
+// runs); DSH_BENCH_WORKER=test-binary re-executes this test binary instead (bigger, and
+// running test-only package initialisation at each start: the figures before 2026-12-02
+// 03:00 UTC were measured so). The runtime keeps one started ahead, as for `dsh run`
+// (runtimeConfig.RunsCode). (a) and (b)
 // wait, untimed, until that worker has prepared before each run: in an agent loop runs are
 // a model round trip apart. a-trivial-run_code-back-to-back does not wait, so each run
 // also waits for the worker started after the previous one: the throughput the worker's
@@ -60,7 +66,7 @@ func newScenarioRuntime(b *testing.B) *scenarioRuntime {
 		b.Fatal(err)
 	}
 	rt, err := newRuntime(b.Context(), runtimeConfig{Workspace: ws, Mode: tool.ModeBoth, Config: c.Config,
-		Log: session.NewMemory(nil), NoMCP: true, RunsCode: true})
+		Log: session.NewMemory(nil), NoMCP: true, RunsCode: true, CodeWorker: benchWorker(b)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -89,6 +95,29 @@ func newScenarioRuntime(b *testing.B) *scenarioRuntime {
 	scope := rt.reg.NewScope("bench", nil)
 	b.Cleanup(func() { scope.Close() })
 	return &scenarioRuntime{rt: rt, scope: scope, maxParallel: c.MaxParallelToolCalls}
+}
+
+// benchWorker is the Code Mode worker's argv for the scenarios: the dsh binary that
+// $DSH_BENCH_WORKER names, one built now into a temporary directory when it is unset, or
+// nil (this test binary re-executed) when it is "test-binary".
+func benchWorker(b *testing.B) []string {
+	b.Helper()
+	exe := os.Getenv("DSH_BENCH_WORKER")
+	switch exe {
+	case "test-binary":
+		return nil
+	case "":
+		exe = filepath.Join(b.TempDir(), "dsh")
+		// The test runs in the package's directory: "." is cmd/dsh.
+		out, err := exec.CommandContext(b.Context(), "go", "build", "-o", exe, ".").CombinedOutput()
+		if err != nil {
+			b.Fatalf("build the dsh binary for the Code Mode worker: %v\n%s", err, out)
+		}
+	}
+	if _, err := os.Stat(exe); err != nil {
+		b.Fatalf("the Code Mode worker binary (DSH_BENCH_WORKER): %v", err)
+	}
+	return []string{exe, quickjs.WorkerArg}
 }
 
 // cpuPerOp starts measuring the process's CPU time (user and system, garbage collection,

@@ -24,12 +24,12 @@ type workerProcess interface {
 
 // pool keeps up to size worker processes started ahead of demand, each used for exactly
 // one run. A run takes the oldest idle worker (which may still be starting up: its start
-// frame waits in the pipe) and starts a replacement off its critical path; when none is
-// idle the run starts its own, so a burst larger than the pool still runs at once. A
-// worker that dies while idle is reaped and replaced, up to size times in a row (a worker
-// command that cannot start is not retried without end; the next take starts over).
-// close kills the idle workers; wait returns once every process the pool started is
-// reaped and every goroutine it started has returned.
+// frame waits in the pipe), and refill starts a replacement once that run has settled;
+// when none is idle the run starts its own, so a burst larger than the pool still runs at
+// once. A worker that dies while idle is reaped and replaced, up to size times in a row (a
+// worker command that cannot start is not retried without end; the next take starts
+// over). close kills the idle workers; wait returns once every process the pool started
+// is reaped and every goroutine it started has returned.
 type pool struct {
 	size  int
 	start func() (workerProcess, error)
@@ -58,8 +58,8 @@ func newPool(size int, start func() (workerProcess, error)) *pool {
 	return pl
 }
 
-// take returns a started worker that is still alive, or nil when none is idle. Either
-// way it starts replacements in the background up to the pool's size.
+// take returns a started worker that is still alive, or nil when none is idle. It starts
+// no replacement: the run calls refill once it has settled.
 func (pl *pool) take() workerProcess {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
@@ -76,9 +76,19 @@ func (pl *pool) take() workerProcess {
 			p = w.p
 		}
 	}
-	pl.fillLocked()
 	pl.notifyLocked()
 	return p
+}
+
+// refill starts workers in the background until idle and starting ones make up the pool's
+// size again. A run calls it once it has settled, so that a replacement's start-up (exec,
+// the Go runtime, a QuickJS VM: far more CPU than a small program) does not compete with the
+// run it replaces a worker for.
+func (pl *pool) refill() {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	pl.fillLocked()
+	pl.notifyLocked()
 }
 
 // notifyLocked wakes everyone waiting for a change of the pool's state.

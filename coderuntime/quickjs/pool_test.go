@@ -306,3 +306,60 @@ func TestPoolStartUpNotCharged(t *testing.T) {
 		t.Errorf("CPU time %v after startRun (%v before): start-up is charged to the run", after, before)
 	}
 }
+
+// A run's replacement worker starts once the run has settled, not while it runs: its
+// start-up would compete with the run for the CPU. The pool is full again when Run returns
+// (the replacement is starting), and the next run takes it.
+func TestPoolRefillsAfterTheRun(t *testing.T) {
+	rt := newRuntime(t, Config{Pool: 1})
+	ctx := testwait.Context(t)
+	for i := range 2 {
+		idle := rt.pool.quiet(ctx.Done())
+		if len(idle) != 1 {
+			t.Fatalf("run %d: idle workers %v, want 1", i, idle)
+		}
+		res := run(t, rt, "return await tools.look({})", tools(map[string]coderuntime.Func{"look": func(context.Context, any) (any, error) {
+			rt.pool.mu.Lock()
+			defer rt.pool.mu.Unlock()
+			return map[string]any{"idle": float64(len(rt.pool.idle)), "starting": float64(rt.pool.starting)}, nil
+		}}))
+		wantValue(t, res, `{"idle":0,"starting":0}`)
+		rt.pool.mu.Lock()
+		full := len(rt.pool.idle)+rt.pool.starting == 1
+		rt.pool.mu.Unlock()
+		if !full {
+			t.Fatalf("run %d: no replacement started when the run returned", i)
+		}
+	}
+}
+
+// A worker that announced it had prepared had its start-up CPU time measured while it was
+// idle: startRun reads nothing more, and the run is charged from that point on.
+func TestPoolStartUpMeasuredWhenReady(t *testing.T) {
+	rt := newRuntime(t, Config{Pool: 1})
+	if err := rt.WaitReady(testwait.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	p := rt.pool.take()
+	if p == nil {
+		t.Fatal("no idle worker")
+	}
+	defer func() {
+		p.kill()
+		testwait.Recv(t, p.reaped(), "the worker to be reaped")
+	}()
+	op := p.(*osProcess)
+	op.mu.Lock()
+	set, base := op.baseSet, op.cpuBase
+	op.mu.Unlock()
+	if !set {
+		t.Fatal("a ready worker's start-up CPU time was not measured")
+	}
+	p.startRun()
+	op.mu.Lock()
+	after := op.cpuBase
+	op.mu.Unlock()
+	if after != base {
+		t.Errorf("startRun moved the start-up CPU time of a ready worker from %v to %v", base, after)
+	}
+}

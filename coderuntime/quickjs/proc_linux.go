@@ -31,6 +31,7 @@ type osProcess struct {
 	waited  bool // the process was reaped: its pid may be reused, never signal it again
 	killed  bool
 	cpuBase time.Duration // CPU time spent before the worker was given its run (pool start-up)
+	baseSet bool          // cpuBase was measured (when the worker was ready or taken)
 
 	// Set by watchReady (pooled workers): the first line of output is read ahead to learn
 	// when the worker has prepared; output reads wait for that and see a line that was not
@@ -184,6 +185,9 @@ func (p *osProcess) watchReady() <-chan struct{} {
 		}
 		if bytes.Equal(bytes.TrimSuffix(p.prefix, []byte("\n")), readyFrame) {
 			p.prefix, p.isReady = nil, true
+			// The worker now waits for its start frame: what it spent so far is start-up.
+			// Reading it here, while the worker is idle, keeps the read off its run.
+			p.markStartUp()
 		}
 	}()
 	return p.lookDone
@@ -216,22 +220,36 @@ func (p *osProcess) cpuTime() (time.Duration, bool) {
 	if p.waited {
 		return 0, false
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	cpu, ok := parseStatCPU(b)
+	cpu, ok := readStatCPU(p.pid)
 	return cpu - p.cpuBase, ok
 }
 
+// readStatCPU reads the user plus system time of process pid from /proc/<pid>/stat.
+func readStatCPU(pid int) (time.Duration, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	return parseStatCPU(b)
+}
+
 // startRun marks the moment the worker is given its run: the CPU time it spent starting
-// up until now (while idle in a pool) is not charged to the run's compute backstop.
-func (p *osProcess) startRun() {
-	cpu, ok := p.cpuTime()
-	if ok {
-		p.mu.Lock()
-		p.cpuBase += cpu
-		p.mu.Unlock()
+// up until now (while idle in a pool) is not charged to the run's compute backstop. A
+// worker that announced it had prepared had its start-up measured then (see watchReady).
+func (p *osProcess) startRun() { p.markStartUp() }
+
+// markStartUp records the worker's CPU time so far as start-up, not charged to its run:
+// once, either when it announced it had prepared (ready, while idle) or when a run took it
+// (whichever comes first).
+func (p *osProcess) markStartUp() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.baseSet || p.waited {
+		return
+	}
+	p.baseSet = true
+	if cpu, ok := readStatCPU(p.pid); ok {
+		p.cpuBase = cpu
 	}
 }
 

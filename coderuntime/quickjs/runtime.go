@@ -14,7 +14,8 @@
 // Starting a worker (exec, the Go runtime, a QuickJS VM and the prelude) costs far more than
 // a small program, so with Config.Pool the runtime starts workers ahead of demand: each
 // prepares its VM and prelude, announces it with a ready frame and waits for its start
-// frame; a run takes one and a replacement starts in the background. Every worker still
+// frame; a run takes one and a replacement starts in the background once the run has
+// settled (not during it, where its start-up would compete with the run). Every worker still
 // serves exactly one run.
 //
 // A program embedding this backend must route the hidden argument to WorkerMain:
@@ -95,7 +96,8 @@ type Config struct {
 	// Pool is how many worker processes the runtime keeps started ahead of demand, from 0
 	// to MaxPool. Each is used for exactly one run, so every run still gets a fresh
 	// process; a run takes an idle one instead of waiting for a worker to start, and a
-	// replacement starts in the background. New starts them at once and Close stops them.
+	// replacement starts in the background when the run has settled. New starts them at
+	// once and Close stops them.
 	// 0 starts each worker when its run begins. Ignored with InProcess.
 	Pool int `json:"-"`
 	// Stderr, when set, receives the first 64 KiB of each worker's standard error.
@@ -269,6 +271,9 @@ func (r *Runtime) Run(ctx context.Context, req coderuntime.Request) (coderuntime
 	code, positions, err := tsstrip.StripMapped(req.Program)
 	if err != nil {
 		return ledger.Failure(nil, coderuntime.Failure{Kind: coderuntime.FailureException, Message: err.Error()}).Normalized(), nil
+	}
+	if r.pool != nil {
+		defer r.pool.refill()
 	}
 	s := newSession(r, ctx, req.Bindings, ledger)
 	return s.run(code, encodePositions(positions)).Normalized(), nil

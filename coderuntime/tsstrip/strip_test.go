@@ -251,3 +251,14 @@ func TestDecodeVLQ(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkStripMappedTrivial is the strip every trivial run_code pays: `return 1` with
+// its position map, as the QuickJS runtime asks for it.
+func BenchmarkStripMappedTrivial(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := StripMapped("return 1"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
