@@ -89,19 +89,22 @@ type LogShaper func(ctx context.Context, c SettledCall) ([]content.Block, error)
 
 // SessionLog returns a DispatchLog that appends every event to log, whatever the agent.
 // It suits a registry that serves a single agent. The events are handed over to the log
-// (OwnedEvent): it keeps p.Arguments without a copy, so a caller other than the lane must
-// not change them afterwards.
-func SessionLog(log session.Log) DispatchLog { return sessionLog{log} }
+// (OwnedEvent, built through a session.DispatchBoxes): it keeps p.Arguments without a
+// copy, so a caller other than the lane must not change them afterwards.
+func SessionLog(log session.Log) DispatchLog { return &sessionLog{log: log} }
 
-type sessionLog struct{ log session.Log }
+type sessionLog struct {
+	log   session.Log
+	boxes session.DispatchBoxes // the events' ids and names, shared between events
+}
 
-func (l sessionLog) Start(_ *tool.Scope, p session.CodeDispatchStart) error {
-	_, err := l.log.Append(p.OwnedEvent())
+func (l *sessionLog) Start(_ *tool.Scope, p session.CodeDispatchStart) error {
+	_, err := l.log.Append(l.boxes.StartEvent(p))
 	return err
 }
 
-func (l sessionLog) Settle(_ *tool.Scope, p session.CodeDispatch) error {
-	_, err := l.log.Append(p.OwnedEvent())
+func (l *sessionLog) Settle(_ *tool.Scope, p session.CodeDispatch) error {
+	_, err := l.log.Append(l.boxes.SettleEvent(p))
 	return err
 }
 
@@ -109,10 +112,12 @@ func (l sessionLog) Settle(_ *tool.Scope, p session.CodeDispatch) error {
 // agent, for a registry shared by several agents. Events of an agent without an attached
 // log (or of one of its descendants without their own) go to the nearest attached
 // ancestor's log, and are dropped when there is none. The zero value is ready to use and
-// safe for concurrent use. Like SessionLog it hands the events over (OwnedEvent).
+// safe for concurrent use. Like SessionLog it hands the events over (OwnedEvent, through a
+// session.DispatchBoxes).
 type ScopeLogs struct {
-	mu   sync.RWMutex
-	logs map[*tool.Scope]session.Log
+	mu    sync.RWMutex
+	logs  map[*tool.Scope]session.Log
+	boxes session.DispatchBoxes // the events' ids and names, shared between events
 }
 
 // Attach routes the events of agent's calls to log until the returned function is called.
@@ -150,7 +155,7 @@ func (s *ScopeLogs) find(agent *tool.Scope) session.Log {
 // Start appends a tool/code-dispatch-start event to agent's log.
 func (s *ScopeLogs) Start(agent *tool.Scope, p session.CodeDispatchStart) error {
 	if l := s.find(agent); l != nil {
-		_, err := l.Append(p.OwnedEvent())
+		_, err := l.Append(s.boxes.StartEvent(p))
 		return err
 	}
 	return nil
@@ -159,7 +164,7 @@ func (s *ScopeLogs) Start(agent *tool.Scope, p session.CodeDispatchStart) error 
 // Settle appends a tool/code-dispatch event to agent's log.
 func (s *ScopeLogs) Settle(agent *tool.Scope, p session.CodeDispatch) error {
 	if l := s.find(agent); l != nil {
-		_, err := l.Append(p.OwnedEvent())
+		_, err := l.Append(s.boxes.SettleEvent(p))
 		return err
 	}
 	return nil

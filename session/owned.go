@@ -1,6 +1,7 @@
 package session
 
 import (
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/dsh-go/dsh/content"
@@ -24,6 +25,92 @@ func (p CodeDispatchStart) OwnedEvent() Event {
 	}
 	o := dispatchValue(p)
 	return Event{Type: TypeCodeDispatchStart, Data: o, owned: o}
+}
+
+// DispatchBoxes builds the Code Mode dispatch events as OwnedEvent does, and keeps the
+// values of their id and name members for the events that follow. The binding calls of
+// one run_code call share its root and parent call ids and mostly one tool's name, and a
+// call's tool/code-dispatch event follows its start with the same sub-call id: a string
+// put into an event's data is a value of its own (an allocation), and reusing them saves
+// six of the eight a sequential binding call's two events made. The zero value is ready to
+// use, and it is safe for concurrent use: a shared value is an immutable string.
+type DispatchBoxes struct {
+	last atomic.Pointer[boxedIDs]
+}
+
+// boxedIDs is the ids and the name of the last event a DispatchBoxes built, as strings and
+// as the values its data held. It is never changed once stored.
+type boxedIDs struct {
+	root, parent, sub, name     string
+	rootV, parentV, subV, nameV any
+}
+
+// box returns the members' values for p, reusing those of the last event for the strings
+// that are equal.
+func (b *DispatchBoxes) box(p *CodeDispatchStart) *boxedIDs {
+	last := b.last.Load()
+	if last != nil && last.sub == p.SubCallID && last.root == p.RootCallID && last.parent == p.ParentCallID && last.name == p.Name {
+		return last
+	}
+	n := &boxedIDs{root: p.RootCallID, parent: p.ParentCallID, sub: p.SubCallID, name: p.Name}
+	if last == nil {
+		// Nothing to reuse: a zero boxedIDs would take an empty name for its nil values.
+		n.rootV, n.parentV, n.subV, n.nameV = p.RootCallID, p.ParentCallID, p.SubCallID, p.Name
+		b.last.Store(n)
+		return n
+	}
+	n.rootV = reuse(last, p.RootCallID)
+	if p.ParentCallID == p.RootCallID {
+		n.parentV = n.rootV
+	} else {
+		n.parentV = reuse(last, p.ParentCallID)
+	}
+	n.subV = reuse(last, p.SubCallID)
+	n.nameV = reuse(last, p.Name)
+	b.last.Store(n)
+	return n
+}
+
+// reuse returns a value of last that holds s, or s made a value.
+func reuse(last *boxedIDs, s string) any {
+	switch s {
+	case last.root:
+		return last.rootV
+	case last.parent:
+		return last.parentV
+	case last.sub:
+		return last.subV
+	case last.name:
+		return last.nameV
+	}
+	return s
+}
+
+// StartEvent returns the tool/code-dispatch-start event p.OwnedEvent returns, with the id
+// and name values shared with the events built before where the strings are equal.
+func (b *DispatchBoxes) StartEvent(p CodeDispatchStart) Event {
+	if !ownableDispatch(&p) {
+		return p.Event()
+	}
+	ids := b.box(&p)
+	o := startObject(ids.rootV, ids.parentV, ids.subV, ids.nameV, p.Arguments)
+	return Event{Type: TypeCodeDispatchStart, Data: o, owned: o}
+}
+
+// SettleEvent returns the tool/code-dispatch event p.OwnedEvent returns, with the id and
+// name values shared as StartEvent shares them.
+func (b *DispatchBoxes) SettleEvent(p CodeDispatch) Event {
+	start := CodeDispatchStart{RootCallID: p.RootCallID, ParentCallID: p.ParentCallID, SubCallID: p.SubCallID, Name: p.Name, Arguments: p.Arguments}
+	if !ownableDispatch(&start) {
+		return p.Event()
+	}
+	blocks, ok := ownedContent(p.Content)
+	if !ok {
+		return p.Event()
+	}
+	ids := b.box(&start)
+	o := settleObject(ids.rootV, ids.parentV, ids.subV, ids.nameV, p.Arguments, p.IsError, blocks)
+	return Event{Type: TypeCodeDispatch, Data: o, owned: o}
 }
 
 // OwnedEvent returns the tool/code-dispatch event Event returns, built to be handed over
@@ -138,7 +225,8 @@ func ownedContent(blocks []content.Block) ([]any, bool) {
 		if !utf8.ValidString(b.Text) {
 			return nil, false
 		}
-		out[i] = jsonv.NewObject(jsonv.Member{Name: "type", Value: typ}, jsonv.Member{Name: "text", Value: b.Text})
+		// One allocation for the object and its two members (NewObjectCopy of a small object).
+		out[i] = jsonv.NewObjectCopy([]jsonv.Member{{Name: "type", Value: typ}, {Name: "text", Value: b.Text}})
 	}
 	return out, true
 }

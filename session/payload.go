@@ -427,12 +427,18 @@ func (p CodeDispatchStart) Event() Event {
 }
 
 func dispatchValue(p CodeDispatchStart) *jsonv.Object {
+	return startObject(p.RootCallID, p.ParentCallID, p.SubCallID, p.Name, p.Arguments)
+}
+
+// startObject is a tool/code-dispatch-start event's data. The ids and the name are taken
+// as values so that a caller can pass ones it boxed before (see DispatchBoxes).
+func startObject(root, parent, sub, name, args any) *jsonv.Object {
 	return jsonv.NewObject(
-		jsonv.Member{Name: "rootCallId", Value: p.RootCallID},
-		jsonv.Member{Name: "parentCallId", Value: p.ParentCallID},
-		jsonv.Member{Name: "subCallId", Value: p.SubCallID},
-		jsonv.Member{Name: "name", Value: p.Name},
-		jsonv.Member{Name: "arguments", Value: p.Arguments},
+		jsonv.Member{Name: "rootCallId", Value: root},
+		jsonv.Member{Name: "parentCallId", Value: parent},
+		jsonv.Member{Name: "subCallId", Value: sub},
+		jsonv.Member{Name: "name", Value: name},
+		jsonv.Member{Name: "arguments", Value: args},
 	)
 }
 
@@ -487,13 +493,19 @@ func (p CodeDispatch) Event() Event {
 // object is the event's data with the content value blocks. It is built in one piece: one
 // members slice, no regrowth (an event for every sub-call).
 func (p CodeDispatch) object(blocks any) *jsonv.Object {
+	return settleObject(p.RootCallID, p.ParentCallID, p.SubCallID, p.Name, p.Arguments, p.IsError, blocks)
+}
+
+// settleObject is a tool/code-dispatch event's data; the ids and the name are values, as
+// for startObject.
+func settleObject(root, parent, sub, name, args any, isError bool, blocks any) *jsonv.Object {
 	return jsonv.NewObject(
-		jsonv.Member{Name: "rootCallId", Value: p.RootCallID},
-		jsonv.Member{Name: "parentCallId", Value: p.ParentCallID},
-		jsonv.Member{Name: "subCallId", Value: p.SubCallID},
-		jsonv.Member{Name: "name", Value: p.Name},
-		jsonv.Member{Name: "arguments", Value: p.Arguments},
-		jsonv.Member{Name: "isError", Value: p.IsError},
+		jsonv.Member{Name: "rootCallId", Value: root},
+		jsonv.Member{Name: "parentCallId", Value: parent},
+		jsonv.Member{Name: "subCallId", Value: sub},
+		jsonv.Member{Name: "name", Value: name},
+		jsonv.Member{Name: "arguments", Value: args},
+		jsonv.Member{Name: "isError", Value: isError},
 		jsonv.Member{Name: "content", Value: blocks},
 	)
 }
