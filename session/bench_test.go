@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"testing"
 	"time"
@@ -147,6 +148,13 @@ func BenchmarkLoad10k(b *testing.B) {
 // sub-benchmark is the floor under both: it only reads every node of every surface
 // payload, without decoding or allocating anything, so it shows what the memory system
 // alone charges per event at each size.
+//
+// Besides wall and CPU time per event it reports where the CPU goes: gc-cpu-ns/event, the
+// garbage collector's share (its mark workers and assists, from runtime/metrics), and
+// faults/op, the minor page faults of one call (fresh memory the kernel zero-fills on first
+// touch). One call runs untimed first, so that the first timed call does not pay for
+// growing the heap. The sizes want different -benchtime values for comparable total work
+// (scripts/bench-compare.sh runs each size on its own: 300x / 30x / 3x).
 func BenchmarkDeriveMessages(b *testing.B) {
 	impls := []struct {
 		name   string
@@ -159,11 +167,16 @@ func BenchmarkDeriveMessages(b *testing.B) {
 				if evs == nil {
 					evs = deriveBenchEvents(b, n)
 				}
+				if _, err := impl.derive(evs); err != nil { // the warm-up call
+					b.Fatal(err)
+				}
 				// Neither building the log nor the previous sub-benchmark's garbage is
 				// charged to this one's CPU time by a collection still running.
 				runtime.GC()
 				b.ReportAllocs()
 				reportCPU := cputime.PerOp(b, "cpu-ns/event", n)
+				gc0 := gcCPUSeconds()
+				faults0, faultsOK := minorFaults()
 				start := time.Now()
 				for b.Loop() {
 					if _, err := impl.derive(evs); err != nil {
@@ -174,9 +187,24 @@ func BenchmarkDeriveMessages(b *testing.B) {
 				// CPU time (the process's, garbage collection included) per event is far
 				// less sensitive than wall time to other work on a shared machine.
 				reportCPU()
+				b.ReportMetric((gcCPUSeconds()-gc0)*1e9/float64(b.N)/float64(n), "gc-cpu-ns/event")
+				if faults1, ok := minorFaults(); ok && faultsOK {
+					b.ReportMetric(float64(faults1-faults0)/float64(b.N), "faults/op")
+				}
 			})
 		}
 	}
+}
+
+// gcCPUSeconds returns the CPU time the garbage collector has spent so far (an estimate
+// the runtime keeps: mark workers, assists and pauses).
+func gcCPUSeconds() float64 {
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindFloat64 {
+		return 0
+	}
+	return s[0].Value.Float64()
 }
 
 // deriveBenchEvents builds a log of n events out of whole crash-test turns.
