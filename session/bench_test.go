@@ -149,50 +149,79 @@ func BenchmarkLoad10k(b *testing.B) {
 // payload, without decoding or allocating anything, so it shows what the memory system
 // alone charges per event at each size.
 //
+// The log is the one a live session builds: events appended to a Memory log as the agent
+// appends them (their payloads built by the event constructors). derive-loaded and
+// walk-loaded run over the same events as a session store's load gives them back (each
+// line parsed by ReadLog, the payloads one after the other in the load's arena): what
+// resuming a session pays.
+//
 // Besides wall and CPU time per event it reports where the CPU goes: gc-cpu-ns/event, the
-// garbage collector's share (its mark workers and assists, from runtime/metrics), and
-// faults/op, the minor page faults of one call (fresh memory the kernel zero-fills on first
-// touch). One call runs untimed first, so that the first timed call does not pay for
-// growing the heap. The sizes want different -benchtime values for comparable total work
-// (scripts/bench-compare.sh runs each size on its own: 300x / 30x / 3x).
+// garbage collector's share (the runtime's estimate, which counts its idle-time marking
+// too), and faults/op, the minor page faults of one call (fresh memory the kernel
+// zero-fills on first touch). One call runs untimed first, so that the first timed call
+// does not pay for growing the heap. The sizes want different -benchtime values for
+// comparable total work (scripts/bench-compare.sh runs each size on its own: 300x / 30x /
+// 3x).
 func BenchmarkDeriveMessages(b *testing.B) {
 	impls := []struct {
 		name   string
+		loaded bool
 		derive func([]Event) ([]content.Message, error)
-	}{{"derive", DeriveMessages}, {"reference", deriveReference}, {"walk", walkSurface}}
+	}{
+		{"derive", false, DeriveMessages},
+		{"reference", false, deriveReference},
+		{"walk", false, walkSurface},
+		{"derive-loaded", true, DeriveMessages},
+		{"walk-loaded", true, walkSurface},
+	}
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
-		var evs []Event
+		var live, loaded []Event
 		for _, impl := range impls {
 			b.Run(impl.name+"/"+strconv.Itoa(n/1000)+"k", func(b *testing.B) {
-				if evs == nil {
-					evs = deriveBenchEvents(b, n)
+				if live == nil {
+					live = deriveBenchEvents(b, n)
 				}
-				if _, err := impl.derive(evs); err != nil { // the warm-up call
-					b.Fatal(err)
-				}
-				// Neither building the log nor the previous sub-benchmark's garbage is
-				// charged to this one's CPU time by a collection still running.
-				runtime.GC()
-				b.ReportAllocs()
-				reportCPU := cputime.PerOp(b, "cpu-ns/event", n)
-				gc0 := gcCPUSeconds()
-				faults0, faultsOK := minorFaults()
-				start := time.Now()
-				for b.Loop() {
-					if _, err := impl.derive(evs); err != nil {
-						b.Fatal(err)
+				evs := live
+				if impl.loaded {
+					if loaded == nil {
+						loaded = deriveBenchLoaded(b, live)
 					}
+					evs = loaded
 				}
-				b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/float64(n), "ns/event")
-				// CPU time (the process's, garbage collection included) per event is far
-				// less sensitive than wall time to other work on a shared machine.
-				reportCPU()
-				b.ReportMetric((gcCPUSeconds()-gc0)*1e9/float64(b.N)/float64(n), "gc-cpu-ns/event")
-				if faults1, ok := minorFaults(); ok && faultsOK {
-					b.ReportMetric(float64(faults1-faults0)/float64(b.N), "faults/op")
-				}
+				benchDerive(b, n, evs, impl.derive)
 			})
 		}
+	}
+}
+
+// benchDerive runs derive over evs (a log of n events) as BenchmarkDeriveMessages
+// describes: one untimed warm-up call, then the timed calls, reporting wall and CPU time an
+// event, the collector's share and the page faults of a call.
+func benchDerive(b *testing.B, n int, evs []Event, derive func([]Event) ([]content.Message, error)) {
+	b.Helper()
+	if _, err := derive(evs); err != nil { // the warm-up call
+		b.Fatal(err)
+	}
+	// Neither building the log nor the previous sub-benchmark's garbage is charged to
+	// this one's CPU time by a collection still running.
+	runtime.GC()
+	b.ReportAllocs()
+	reportCPU := cputime.PerOp(b, "cpu-ns/event", n)
+	gc0 := gcCPUSeconds()
+	faults0, faultsOK := minorFaults()
+	start := time.Now()
+	for b.Loop() {
+		if _, err := derive(evs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/float64(n), "ns/event")
+	// CPU time (the process's, garbage collection included) per event is far less
+	// sensitive than wall time to other work on a shared machine.
+	reportCPU()
+	b.ReportMetric((gcCPUSeconds()-gc0)*1e9/float64(b.N)/float64(n), "gc-cpu-ns/event")
+	if faults1, ok := minorFaults(); ok && faultsOK {
+		b.ReportMetric(float64(faults1-faults0)/float64(b.N), "faults/op")
 	}
 }
 
@@ -219,6 +248,31 @@ func deriveBenchEvents(b *testing.B, n int) []Event {
 		}
 	}
 	return m.Events()
+}
+
+// deriveBenchLoaded returns events as a session store's load gives them back: written as
+// an uncompressed log and read with ReadLog, which parses every line into one arena.
+func deriveBenchLoaded(b *testing.B, events []Event) []Event {
+	b.Helper()
+	data, err := EncodeHeader(Header{ID: "bench", Cwd: "/bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	data = append(data, '\n')
+	for _, e := range events {
+		if data, err = appendEventJSON(data, &e); err != nil {
+			b.Fatal(err)
+		}
+		data = append(data, '\n')
+	}
+	_, loaded, _, err := ReadLog(data, CompressionNone)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(loaded) != len(events) {
+		b.Fatalf("loaded %d events of %d", len(loaded), len(events))
+	}
+	return loaded
 }
 
 // walkSurface reads every node of every surface payload in events (a string's header, not
