@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
 	"testing"
@@ -153,12 +154,15 @@ func BenchmarkLoad10k(b *testing.B) {
 // appends them (their payloads built by the event constructors). derive-loaded and
 // walk-loaded run over the same events as a session store's load gives them back (each
 // line parsed by ReadLog, the payloads one after the other in the load's arena): what
-// resuming a session pays.
+// resuming a session pays. derive-nogc is a breakdown, not a cost anyone pays: the
+// derivation with the collector off during each call (and run between calls, untimed), so
+// that the collections a call's allocation triggers over the live log are left out.
 //
-// Besides wall and CPU time per event it reports where the CPU goes: gc-cpu-ns/event, the
-// garbage collector's share (the runtime's estimate, which counts its idle-time marking
-// too), and faults/op, the minor page faults of one call (fresh memory the kernel
-// zero-fills on first touch). One call runs untimed first, so that the first timed call
+// Besides wall and CPU time per event it reports what the memory system charges: gcs/op,
+// the garbage collections a call triggers (each marks the whole live log; the runtime's
+// own estimate of the collector's CPU time is an overestimate that grows with the
+// machine's load, so it is not reported), and faults/op, the minor page faults of one call
+// (fresh memory the kernel zero-fills on first touch). One call runs untimed first, so that the first timed call
 // does not pay for growing the heap. The sizes want different -benchtime values for
 // comparable total work (scripts/bench-compare.sh runs each size on its own: 300x / 30x /
 // 3x).
@@ -173,6 +177,7 @@ func BenchmarkDeriveMessages(b *testing.B) {
 		{"walk", false, walkSurface},
 		{"derive-loaded", true, DeriveMessages},
 		{"walk-loaded", true, walkSurface},
+		{"derive-nogc", false, nil},
 	}
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
 		var live, loaded []Event
@@ -188,6 +193,10 @@ func BenchmarkDeriveMessages(b *testing.B) {
 					}
 					evs = loaded
 				}
+				if impl.derive == nil {
+					benchDeriveNoGC(b, n, evs)
+					return
+				}
 				benchDerive(b, n, evs, impl.derive)
 			})
 		}
@@ -196,7 +205,7 @@ func BenchmarkDeriveMessages(b *testing.B) {
 
 // benchDerive runs derive over evs (a log of n events) as BenchmarkDeriveMessages
 // describes: one untimed warm-up call, then the timed calls, reporting wall and CPU time an
-// event, the collector's share and the page faults of a call.
+// event, the collections and the page faults of a call.
 func benchDerive(b *testing.B, n int, evs []Event, derive func([]Event) ([]content.Message, error)) {
 	b.Helper()
 	if _, err := derive(evs); err != nil { // the warm-up call
@@ -207,7 +216,7 @@ func benchDerive(b *testing.B, n int, evs []Event, derive func([]Event) ([]conte
 	runtime.GC()
 	b.ReportAllocs()
 	reportCPU := cputime.PerOp(b, "cpu-ns/event", n)
-	gc0 := gcCPUSeconds()
+	gc0 := gcCycles()
 	faults0, faultsOK := minorFaults()
 	start := time.Now()
 	for b.Loop() {
@@ -219,21 +228,55 @@ func benchDerive(b *testing.B, n int, evs []Event, derive func([]Event) ([]conte
 	// CPU time (the process's, garbage collection included) per event is far less
 	// sensitive than wall time to other work on a shared machine.
 	reportCPU()
-	b.ReportMetric((gcCPUSeconds()-gc0)*1e9/float64(b.N)/float64(n), "gc-cpu-ns/event")
+	b.ReportMetric(float64(gcCycles()-gc0)/float64(b.N), "gcs/op")
 	if faults1, ok := minorFaults(); ok && faultsOK {
 		b.ReportMetric(float64(faults1-faults0)/float64(b.N), "faults/op")
 	}
 }
 
-// gcCPUSeconds returns the CPU time the garbage collector has spent so far (an estimate
-// the runtime keeps: mark workers, assists and pauses).
-func gcCPUSeconds() float64 {
-	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+// benchDeriveNoGC runs DeriveMessages over evs with the collector off during each call and
+// a collection between calls, outside the timer and outside the CPU time it reports.
+func benchDeriveNoGC(b *testing.B, n int, evs []Event) {
+	b.Helper()
+	if _, err := DeriveMessages(evs); err != nil { // the warm-up call
+		b.Fatal(err)
+	}
+	runtime.GC()
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	b.ReportAllocs()
+	var cpu, wall time.Duration
+	faults0, faultsOK := minorFaults()
+	for b.Loop() {
+		c0, cpuOK := cputime.Process()
+		t0 := time.Now()
+		if _, err := DeriveMessages(evs); err != nil {
+			b.Fatal(err)
+		}
+		wall += time.Since(t0)
+		c1, _ := cputime.Process()
+		if !cpuOK {
+			b.Fatal("this platform does not report the process's CPU time")
+		}
+		cpu += c1 - c0
+		b.StopTimer()
+		runtime.GC()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(wall.Nanoseconds())/float64(b.N)/float64(n), "ns/event")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/event")
+	if faults1, ok := minorFaults(); ok && faultsOK {
+		b.ReportMetric(float64(faults1-faults0)/float64(b.N), "faults/op")
+	}
+}
+
+// gcCycles returns the number of garbage collections completed so far.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
 	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindFloat64 {
+	if s[0].Value.Kind() != metrics.KindUint64 {
 		return 0
 	}
-	return s[0].Value.Float64()
+	return s[0].Value.Uint64()
 }
 
 // deriveBenchEvents builds a log of n events out of whole crash-test turns.
