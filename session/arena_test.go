@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"reflect"
 	"strings"
 	"testing"
@@ -114,4 +115,41 @@ func TestEventArenaStampMatches(t *testing.T) {
 	if want == nil || got == nil || got.Error() != want.Error() {
 		t.Fatalf("EventArena.Stamp of a bad event = %v, Stamp = %v; want the same error", got, want)
 	}
+}
+
+// FuzzEventArenaParseEvent parses the lines of arbitrary input through one EventArena (so
+// that every payload has neighbours in it) and through ParseEvent: each line gives equal
+// events or the same error either way.
+func FuzzEventArenaParseEvent(f *testing.F) {
+	var all []byte
+	for i, e := range surfaceSamples() {
+		e, err := Stamp(e, int64(i), 0)
+		if err != nil {
+			f.Fatal(err)
+		}
+		line, err := EncodeEvent(e)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(line)
+		all = append(append(all, line...), '\n')
+	}
+	f.Add(all)
+	f.Add([]byte("{\"type\":\n[1]\n{}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var a EventArena
+		for line := range bytes.Lines(data) {
+			line = bytes.TrimSuffix(line, []byte("\n"))
+			want, wantErr := ParseEvent(line)
+			got, err := a.ParseEvent(line)
+			switch {
+			case (err == nil) != (wantErr == nil):
+				t.Fatalf("line %q: EventArena.ParseEvent error %v, ParseEvent error %v", line, err, wantErr)
+			case err != nil && err.Error() != wantErr.Error():
+				t.Fatalf("line %q: EventArena.ParseEvent error %q, ParseEvent error %q", line, err, wantErr)
+			case err == nil && !sameEvent(got, want):
+				t.Fatalf("line %q: EventArena.ParseEvent = %+v, ParseEvent = %+v", line, got, want)
+			}
+		}
+	})
 }
