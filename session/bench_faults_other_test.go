@@ -2,5 +2,7 @@
 
 package session
 
+import "time"
+
 // minorFaults reports that this platform has no page-fault count.
-func minorFaults() (int64, bool) { return 0, false }
+func minorFaults() (faults int64, sys time.Duration, ok bool) { return 0, 0, false }

@@ -162,10 +162,12 @@ func BenchmarkLoad10k(b *testing.B) {
 // the garbage collections a call triggers (each marks the whole live log; the runtime's
 // own estimate of the collector's CPU time is an overestimate that grows with the
 // machine's load, so it is not reported), and faults/op, the minor page faults of one call
-// (fresh memory the kernel zero-fills on first touch). One call runs untimed first, so that the first timed call
+// (fresh memory the kernel zero-fills on first touch), with sys-ns/event, the CPU time
+// the process spent in the kernel (where those faults are served). One call runs untimed first, so that the first timed call
 // does not pay for growing the heap. The sizes want different -benchtime values for
 // comparable total work (scripts/bench-compare.sh runs each size on its own: 300x / 30x /
-// 3x).
+// 10x; at 1M, fewer than about five calls may see no collection at all and take fresh
+// pages for every result, which is not what a long run pays).
 func BenchmarkDeriveMessages(b *testing.B) {
 	impls := []struct {
 		name   string
@@ -217,7 +219,7 @@ func benchDerive(b *testing.B, n int, evs []Event, derive func([]Event) ([]conte
 	b.ReportAllocs()
 	reportCPU := cputime.PerOp(b, "cpu-ns/event", n)
 	gc0 := gcCycles()
-	faults0, faultsOK := minorFaults()
+	faults0, sys0, faultsOK := minorFaults()
 	start := time.Now()
 	for b.Loop() {
 		if _, err := derive(evs); err != nil {
@@ -229,8 +231,9 @@ func benchDerive(b *testing.B, n int, evs []Event, derive func([]Event) ([]conte
 	// sensitive than wall time to other work on a shared machine.
 	reportCPU()
 	b.ReportMetric(float64(gcCycles()-gc0)/float64(b.N), "gcs/op")
-	if faults1, ok := minorFaults(); ok && faultsOK {
+	if faults1, sys1, ok := minorFaults(); ok && faultsOK {
 		b.ReportMetric(float64(faults1-faults0)/float64(b.N), "faults/op")
+		b.ReportMetric(float64(sys1-sys0)/float64(b.N)/float64(n), "sys-ns/event")
 	}
 }
 
@@ -245,7 +248,7 @@ func benchDeriveNoGC(b *testing.B, n int, evs []Event) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	b.ReportAllocs()
 	var cpu, wall time.Duration
-	faults0, faultsOK := minorFaults()
+	faults0, _, faultsOK := minorFaults()
 	for b.Loop() {
 		c0, cpuOK := cputime.Process()
 		t0 := time.Now()
@@ -264,7 +267,7 @@ func benchDeriveNoGC(b *testing.B, n int, evs []Event) {
 	}
 	b.ReportMetric(float64(wall.Nanoseconds())/float64(b.N)/float64(n), "ns/event")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/event")
-	if faults1, ok := minorFaults(); ok && faultsOK {
+	if faults1, _, ok := minorFaults(); ok && faultsOK {
 		b.ReportMetric(float64(faults1-faults0)/float64(b.N), "faults/op")
 	}
 }
