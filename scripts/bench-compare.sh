@@ -12,9 +12,10 @@
 #     and BenchmarkRunner, the reusable form the pipeline uses);
 #   - the comparison scenarios (a)-(e) of docs/benchmarks.md on the registry dsh builds
 #     (cmd/dsh BenchmarkScenarios; (d) is session BenchmarkDeriveMessages at 10k / 100k /
-#     1M events), next to those floors.
+#     1M events, each size with comparable total work, over the live log and over the log as
+#     a store loads it, next to its walk floor), next to those floors.
 # Usage: scripts/bench-compare.sh [count]   (count: benchmark repetitions, default 3)
-# DSH_BENCH_NO_1M=1 leaves out DeriveMessages at 1M events (the slowest part: ~1 min).
+# DSH_BENCH_NO_1M=1 leaves out DeriveMessages at 1M events (the slowest part: ~1 min a count).
 # Wall times on a shared machine are upper bounds; allocation counts are exact; cpu-ns/op
 # is the process's CPU time per operation, which moves less with other work on the machine.
 set -euo pipefail
@@ -47,11 +48,18 @@ go test -run '^$' -benchmem -count "$count" -bench '^BenchmarkScenarios$/^(c-typ
 go test -run '^$' -benchmem -count "$count" -benchtime 20x -bench '^BenchmarkScenarios$/^(a-trivial-run_code|a-trivial-run_code-back-to-back)$' ./cmd/dsh/ >>"$out"
 go test -run '^$' -benchmem -count "$count" -benchtime 3x \
 	-bench '^BenchmarkScenarios$/^(b-run_code-1000-sequential-echo|e-scheduler-1000-naps)$' ./cmd/dsh/ >>"$out"
-derive='^BenchmarkDeriveMessages$/^derive$/^(10k|100k|1000k)$'
+# (d): each size on its own, with comparable total work (3M events a benchmark at 10k and
+# 100k; 10 calls at 1M, so that collections come in as they do in a long run: one every
+# five calls or so), the live log's derivation and walk floor, the same over the log as a
+# store's load returns it, and the derivation without the collections it triggers.
+sizes="10k:300x 100k:30x 1000k:10x"
 if [ "${DSH_BENCH_NO_1M:-}" = 1 ]; then
-	derive='^BenchmarkDeriveMessages$/^derive$/^(10k|100k)$'
+	sizes="10k:300x 100k:30x"
 fi
-go test -run '^$' -benchmem -count "$count" -benchtime 3x -bench "$derive" ./session/ >>"$out"
+for sb in $sizes; do
+	go test -run '^$' -benchmem -count "$count" -benchtime "${sb#*:}" \
+		-bench "^BenchmarkDeriveMessages\$/^(derive|walk|derive-loaded|walk-loaded|derive-nogc)\$/^${sb%%:*}\$" ./session/ >>"$out"
+done
 
 if command -v node >/dev/null; then
 	echo "node:    $(node --version)"
@@ -102,6 +110,7 @@ awk '
 	if (!(name in seen)) { order[++n] = name; seen[name] = 1 }
 }
 function ratio(a, b) { return (a in best && b in best && best[b] > 0) ? sprintf("%.2f×", best[a] / best[b]) : "-" }
+function evratio(a, b) { return (a in bestcpu && b in bestcpu && bestcpu[b] + 0 > 0) ? sprintf("%.2f×", 10 * bestcpu[a] / bestcpu[b]) : "-" }
 function cpuratio(a, b) { return (a in bestcpu && b in bestcpu && bestcpu[b] + 0 > 0) ? sprintf("%.2f×", bestcpu[a] / bestcpu[b]) : "-" }
 END {
 	printf "%-62s %14s %12s %10s\n", "benchmark", "ns/op", "cpu-ns/op", "allocs/op"
@@ -120,7 +129,15 @@ END {
 	printf "%-62s %8s\n", "(a) trivial run_code / bare node worker spawn", ratio("BenchmarkScenarios/a-trivial-run_code", "BenchmarkNodeWorkerSpawn")
 	printf "%-62s %8s\n", "scheduler, 1000 naps / bare goroutine batch", ratio("BenchmarkScheduler1000Naps", "BenchmarkGoroutineFloor1000Naps")
 	printf "%-62s %8s\n", "(e) 1000 naps, dsh wiring / bare goroutine batch", ratio("BenchmarkScenarios/e-scheduler-1000-naps", "BenchmarkGoroutineFloor1000Naps")
-	d10 = "BenchmarkDeriveMessages/derive/10k"; d100 = "BenchmarkDeriveMessages/derive/100k"; d1m = "BenchmarkDeriveMessages/derive/1000k"
-	printf "%-62s %8s\n", "(d) DeriveMessages 100k / 10k (linear: 10×)", ratio(d100, d10)
-	printf "%-62s %8s\n", "(d) DeriveMessages 1M / 100k (linear: 10×)", ratio(d1m, d100)
+	# (d): wall and CPU ratios of the whole call (CPU: per-event CPU ratio times 10); the
+	# walk floor (reading every surface payload node, deriving nothing) shows how much of
+	# the growth the memory system alone charges.
+	# derive-nogc leaves out the collections a call triggers (a breakdown, not a cost).
+	for (k = 1; k <= 5; k++) {
+		impl = k == 1 ? "derive" : k == 2 ? "walk" : k == 3 ? "derive-loaded" : k == 4 ? "walk-loaded" : "derive-nogc"
+		label = k == 1 ? "DeriveMessages, live log" : k == 2 ? "walk floor, live log" : k == 3 ? "DeriveMessages, loaded log" : k == 4 ? "walk floor, loaded log" : "derive without collections"
+		d10 = "BenchmarkDeriveMessages/" impl "/10k"; d100 = "BenchmarkDeriveMessages/" impl "/100k"; d1m = "BenchmarkDeriveMessages/" impl "/1000k"
+		printf "%-62s %8s %8s\n", "(d) " label " 100k / 10k (linear: 10×)", ratio(d100, d10), evratio(d100, d10)
+		printf "%-62s %8s %8s\n", "(d) " label " 1M / 100k (linear: 10×)", ratio(d1m, d100), evratio(d1m, d100)
+	}
 }' "$out"

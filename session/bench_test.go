@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"testing"
 	"time"
@@ -147,36 +149,137 @@ func BenchmarkLoad10k(b *testing.B) {
 // sub-benchmark is the floor under both: it only reads every node of every surface
 // payload, without decoding or allocating anything, so it shows what the memory system
 // alone charges per event at each size.
+//
+// The log is the one a live session builds: events appended to a Memory log as the agent
+// appends them (their payloads built by the event constructors). derive-loaded and
+// walk-loaded run over the same events as a session store's load gives them back (each
+// line parsed by ReadLog, the payloads one after the other in the load's arena): what
+// resuming a session pays. derive-nogc is a breakdown, not a cost anyone pays: the
+// derivation with the collector off during each call (and run between calls, untimed), so
+// that the collections a call's allocation triggers over the live log are left out.
+//
+// Besides wall and CPU time per event it reports what the memory system charges: gcs/op,
+// the garbage collections a call triggers (each marks the whole live log; the runtime's
+// own estimate of the collector's CPU time is an overestimate that grows with the
+// machine's load, so it is not reported), and faults/op, the minor page faults of one call
+// (fresh memory the kernel zero-fills on first touch), with sys-ns/event, the CPU time
+// the process spent in the kernel (where those faults are served). One call runs untimed first, so that the first timed call
+// does not pay for growing the heap. The sizes want different -benchtime values for
+// comparable total work (scripts/bench-compare.sh runs each size on its own: 300x / 30x /
+// 10x; at 1M, fewer than about five calls may see no collection at all and take fresh
+// pages for every result, which is not what a long run pays).
 func BenchmarkDeriveMessages(b *testing.B) {
 	impls := []struct {
 		name   string
+		loaded bool
 		derive func([]Event) ([]content.Message, error)
-	}{{"derive", DeriveMessages}, {"reference", deriveReference}, {"walk", walkSurface}}
+	}{
+		{"derive", false, DeriveMessages},
+		{"reference", false, deriveReference},
+		{"walk", false, walkSurface},
+		{"derive-loaded", true, DeriveMessages},
+		{"walk-loaded", true, walkSurface},
+		{"derive-nogc", false, nil},
+	}
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
-		var evs []Event
+		var live, loaded []Event
 		for _, impl := range impls {
 			b.Run(impl.name+"/"+strconv.Itoa(n/1000)+"k", func(b *testing.B) {
-				if evs == nil {
-					evs = deriveBenchEvents(b, n)
+				if live == nil {
+					live = deriveBenchEvents(b, n)
 				}
-				// Neither building the log nor the previous sub-benchmark's garbage is
-				// charged to this one's CPU time by a collection still running.
-				runtime.GC()
-				b.ReportAllocs()
-				reportCPU := cputime.PerOp(b, "cpu-ns/event", n)
-				start := time.Now()
-				for b.Loop() {
-					if _, err := impl.derive(evs); err != nil {
-						b.Fatal(err)
+				evs := live
+				if impl.loaded {
+					if loaded == nil {
+						loaded = deriveBenchLoaded(b, live)
 					}
+					evs = loaded
 				}
-				b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/float64(n), "ns/event")
-				// CPU time (the process's, garbage collection included) per event is far
-				// less sensitive than wall time to other work on a shared machine.
-				reportCPU()
+				if impl.derive == nil {
+					benchDeriveNoGC(b, n, evs)
+					return
+				}
+				benchDerive(b, n, evs, impl.derive)
 			})
 		}
 	}
+}
+
+// benchDerive runs derive over evs (a log of n events) as BenchmarkDeriveMessages
+// describes: one untimed warm-up call, then the timed calls, reporting wall and CPU time an
+// event, the collections and the page faults of a call.
+func benchDerive(b *testing.B, n int, evs []Event, derive func([]Event) ([]content.Message, error)) {
+	b.Helper()
+	if _, err := derive(evs); err != nil { // the warm-up call
+		b.Fatal(err)
+	}
+	// Neither building the log nor the previous sub-benchmark's garbage is charged to
+	// this one's CPU time by a collection still running.
+	runtime.GC()
+	b.ReportAllocs()
+	reportCPU := cputime.PerOp(b, "cpu-ns/event", n)
+	gc0 := gcCycles()
+	faults0, sys0, faultsOK := minorFaults()
+	start := time.Now()
+	for b.Loop() {
+		if _, err := derive(evs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/float64(n), "ns/event")
+	// CPU time (the process's, garbage collection included) per event is far less
+	// sensitive than wall time to other work on a shared machine.
+	reportCPU()
+	b.ReportMetric(float64(gcCycles()-gc0)/float64(b.N), "gcs/op")
+	if faults1, sys1, ok := minorFaults(); ok && faultsOK {
+		b.ReportMetric(float64(faults1-faults0)/float64(b.N), "faults/op")
+		b.ReportMetric(float64(sys1-sys0)/float64(b.N)/float64(n), "sys-ns/event")
+	}
+}
+
+// benchDeriveNoGC runs DeriveMessages over evs with the collector off during each call and
+// a collection between calls, outside the timer and outside the CPU time it reports.
+func benchDeriveNoGC(b *testing.B, n int, evs []Event) {
+	b.Helper()
+	if _, err := DeriveMessages(evs); err != nil { // the warm-up call
+		b.Fatal(err)
+	}
+	runtime.GC()
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	b.ReportAllocs()
+	var cpu, wall time.Duration
+	faults0, _, faultsOK := minorFaults()
+	for b.Loop() {
+		c0, cpuOK := cputime.Process()
+		t0 := time.Now()
+		if _, err := DeriveMessages(evs); err != nil {
+			b.Fatal(err)
+		}
+		wall += time.Since(t0)
+		c1, _ := cputime.Process()
+		if !cpuOK {
+			b.Fatal("this platform does not report the process's CPU time")
+		}
+		cpu += c1 - c0
+		b.StopTimer()
+		runtime.GC()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(wall.Nanoseconds())/float64(b.N)/float64(n), "ns/event")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/event")
+	if faults1, _, ok := minorFaults(); ok && faultsOK {
+		b.ReportMetric(float64(faults1-faults0)/float64(b.N), "faults/op")
+	}
+}
+
+// gcCycles returns the number of garbage collections completed so far.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // deriveBenchEvents builds a log of n events out of whole crash-test turns.
@@ -191,6 +294,31 @@ func deriveBenchEvents(b *testing.B, n int) []Event {
 		}
 	}
 	return m.Events()
+}
+
+// deriveBenchLoaded returns events as a session store's load gives them back: written as
+// an uncompressed log and read with ReadLog, which parses every line into one arena.
+func deriveBenchLoaded(b *testing.B, events []Event) []Event {
+	b.Helper()
+	data, err := EncodeHeader(Header{ID: "bench", Cwd: "/bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	data = append(data, '\n')
+	for _, e := range events {
+		if data, err = appendEventJSON(data, &e); err != nil {
+			b.Fatal(err)
+		}
+		data = append(data, '\n')
+	}
+	_, loaded, _, err := ReadLog(data, CompressionNone)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(loaded) != len(events) {
+		b.Fatalf("loaded %d events of %d", len(loaded), len(events))
+	}
+	return loaded
 }
 
 // walkSurface reads every node of every surface payload in events (a string's header, not

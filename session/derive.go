@@ -30,30 +30,37 @@ func DeriveMessages(events []Event) ([]content.Message, error) {
 		return nil, nil
 	}
 	d := newDeriver(surface)
-	out := make([]content.Message, 0, surface)
+	// Each message is written field by field into its zeroed slot of out rather than built
+	// apart and copied in: while the collector marks (most of the time, for a log too large
+	// for the caches) copying a whole struct runs a bulk write barrier over all its pointer
+	// words, where a field store pays only its own.
+	out := make([]content.Message, surface)
+	n := 0
 	for i := range events {
 		e := &events[i]
 		if !onSurface(e) {
 			continue
 		}
-		m, ok := d.message(e)
-		if !ok {
+		dst := &out[n]
+		if !d.message(e, dst) {
 			// The direct decoding met something other than a well-formed payload: the
 			// event's own decoder decides, and names what is wrong.
-			var err error
-			if m, err = decodeSurface(e); err != nil {
+			m, err := decodeSurface(e)
+			if err != nil {
 				return nil, fmt.Errorf("session: derive messages: seq %d: %w", e.Seq, err)
 			}
+			*dst = m
 		}
-		if e.Type == TypeAssistantMessage && len(m.Content) == 0 {
-			continue // usage only
+		if e.Type == TypeAssistantMessage && len(dst.Content) == 0 {
+			*dst = content.Message{} // usage only: the slot stays free
+			continue
 		}
-		out = append(out, m)
+		n++
 	}
-	if len(out) == 0 {
+	if n == 0 {
 		return nil, nil
 	}
-	return out, nil
+	return out[:n], nil
 }
 
 // onSurface reports whether e contributes a message to the model history.
@@ -134,32 +141,42 @@ func (d *deriver) take(n int) []content.Block {
 	return d.blocks[start : start+n : start+n]
 }
 
-// source stores s in the sources slab and returns its address.
-func (d *deriver) source(s content.Source) *content.Source {
-	d.sources = append(d.sources, s)
+// source returns the next zeroed slot of the sources slab.
+func (d *deriver) source() *content.Source {
+	d.sources = d.sources[:len(d.sources)+1]
 	return &d.sources[len(d.sources)-1]
 }
 
-// message derives e's message, reporting false when the payload is not well formed.
-func (d *deriver) message(e *Event) (content.Message, bool) {
+// message derives e's message into dst, a zeroed message, reporting false when the payload
+// is not well formed; dst is then zeroed again.
+func (d *deriver) message(e *Event, dst *content.Message) bool {
+	if !d.derive(e, dst) {
+		*dst = content.Message{}
+		return false
+	}
+	return true
+}
+
+// derive is message without the clean-up of dst on failure.
+func (d *deriver) derive(e *Event, dst *content.Message) bool {
 	if e.Type == TypeUserMessage {
-		return d.wireMessage(e.Data, content.RoleUser)
+		return d.wireMessage(e.Data, content.RoleUser, dst)
 	}
 	o, ok := e.Data.(*jsonv.Object)
 	if !ok || o == nil || !turnStepValid(o) {
-		return content.Message{}, false
+		return false
 	}
 	mv, _ := o.Get("message")
 	if e.Type == TypeAssistantMessage {
 		if v, ok := o.Get("interrupted"); ok && v != true {
-			return content.Message{}, false
+			return false
 		}
-		return d.wireMessage(mv, content.RoleAssistant)
+		return d.wireMessage(mv, content.RoleAssistant, dst)
 	}
 	if ev, ok := o.Get("error"); ok && !errorInfoValid(ev) {
-		return content.Message{}, false
+		return false
 	}
-	return d.toolResult(mv)
+	return d.toolResult(mv, dst)
 }
 
 // turnStepValid reports whether o has the non-negative integer members turn and step.
@@ -184,29 +201,29 @@ func errorInfoValid(v any) bool {
 	return nameOK && codeOK
 }
 
-// wireMessage derives a message {id, role, source?, content} with the given role, as
-// messageFromValue decodes it.
-func (d *deriver) wireMessage(v any, role content.Role) (content.Message, bool) {
+// wireMessage derives a message {id, role, source?, content} with the given role into dst,
+// as messageFromValue decodes it.
+func (d *deriver) wireMessage(v any, role content.Role, dst *content.Message) bool {
 	o, id, ok := messageHead(v, role)
 	if !ok {
-		return content.Message{}, false
+		return false
 	}
-	m := content.Message{ID: id, Role: role}
+	dst.ID, dst.Role = id, role
 	if sv, ok := o.Get("source"); ok {
-		s, ok := sourceFrom(sv)
-		if !ok {
-			return content.Message{}, false
+		// A slot taken by a message that then fails stays unused: the slab has one slot
+		// per surface event, and the decoder's message has a source of its own.
+		src := d.source()
+		if !sourceFrom(sv, src) {
+			return false
 		}
-		m.Source = d.source(s)
+		dst.Source = src
 	}
 	cv, ok := o.Get("content")
 	if !ok {
-		return content.Message{}, false
+		return false
 	}
-	if m.Content, ok = d.list(cv); !ok {
-		return content.Message{}, false
-	}
-	return m, true
+	dst.Content, ok = d.list(cv)
+	return ok
 }
 
 // messageHead reads what every wire message starts with: an object with a non-empty id and
@@ -226,15 +243,15 @@ func messageHead(v any, role content.Role) (*jsonv.Object, string, bool) {
 	return o, id, true
 }
 
-// sourceFrom reads a message source {kind, plugin?, form?, summary?, callId?}.
-func sourceFrom(v any) (content.Source, bool) {
+// sourceFrom reads a message source {kind, plugin?, form?, summary?, callId?} into s, a
+// zeroed source, setting only the members present; on false s may be partly set.
+func sourceFrom(v any, s *content.Source) bool {
 	o, ok := v.(*jsonv.Object)
 	if !ok || o == nil {
-		return content.Source{}, false
+		return false
 	}
-	var s content.Source
 	if s.Kind, ok = stringValue(o, "kind"); !ok || s.Kind == "" {
-		return content.Source{}, false
+		return false
 	}
 	for _, f := range [...]struct {
 		name string
@@ -242,44 +259,42 @@ func sourceFrom(v any) (content.Source, bool) {
 	}{{"plugin", &s.Plugin}, {"form", &s.Form}, {"summary", &s.Summary}, {"callId", &s.CallID}} {
 		if v, ok := o.Get(f.name); ok {
 			if *f.dst, ok = v.(string); !ok {
-				return content.Source{}, false
+				return false
 			}
 		}
 	}
-	return s, true
+	return true
 }
 
 // toolResult derives the message of a tool/result from its wire message: a user-role
 // message from a tool source holding exactly one tool-result block for the same call.
 // The derived message keeps only the source's kind and call id, as DecodeToolResult does.
-func (d *deriver) toolResult(v any) (content.Message, bool) {
+func (d *deriver) toolResult(v any, dst *content.Message) bool {
 	o, id, ok := messageHead(v, content.RoleUser)
 	if !ok {
-		return content.Message{}, false
+		return false
 	}
 	sv, _ := o.Get("source")
-	s, ok := sourceFrom(sv)
-	if !ok || s.Kind != "tool" || s.CallID == "" {
-		return content.Message{}, false
+	var s content.Source // on the stack: its stores need no write barrier
+	if !sourceFrom(sv, &s) || s.Kind != "tool" || s.CallID == "" {
+		return false
 	}
 	cv, _ := o.Get("content")
 	arr, ok := cv.([]any)
 	if !ok || len(arr) != 1 {
-		return content.Message{}, false
+		return false
 	}
 	blocks := d.take(1)
 	if !d.block(arr[0], &blocks[0]) {
-		return content.Message{}, false
+		return false
 	}
 	if b := &blocks[0]; b.Type != content.TypeToolResult || b.ToolCallID != s.CallID {
-		return content.Message{}, false
+		return false
 	}
-	return content.Message{
-		ID:      id,
-		Role:    content.RoleUser,
-		Source:  d.source(content.Source{Kind: "tool", CallID: s.CallID}),
-		Content: blocks,
-	}, true
+	src := d.source()
+	src.Kind, src.CallID = "tool", s.CallID
+	dst.ID, dst.Role, dst.Source, dst.Content = id, content.RoleUser, src, blocks
+	return true
 }
 
 // list derives a block list, as content.ListFromValue decodes it.

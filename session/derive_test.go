@@ -174,6 +174,13 @@ func TestDeriveMessagesMatchesReference(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			rt.Fatalf("DeriveMessages differs from the reference (-want +got):\n%s", diff)
 		}
+		// The slots past the result (those of usage-only assistant messages, written and
+		// given up) hold nothing: no stale message keeps blocks or sources alive.
+		for i, m := range got[len(got):cap(got)] {
+			if m.ID != "" || m.Role != "" || m.Content != nil || m.Source != nil {
+				rt.Fatalf("slot %d past the result holds %+v", len(got)+i, m)
+			}
+		}
 		if len(got) < 2 {
 			return
 		}

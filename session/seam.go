@@ -107,8 +107,11 @@ func stamp(arena *jsonv.Arena, e Event, seq, t int64) (Event, error) {
 func EncodeEvent(e Event) ([]byte, error) { return appendEventJSON(nil, &e) }
 
 // ParseEvent decodes and checks one event line as EncodeEvent wrote it.
-func ParseEvent(line []byte) (Event, error) {
-	e, err := parseEventLine(nil, line)
+func ParseEvent(line []byte) (Event, error) { return parseCheckedEvent(nil, line) }
+
+// parseCheckedEvent is ParseEvent, into arena when it is not nil.
+func parseCheckedEvent(arena *jsonv.Arena, line []byte) (Event, error) {
+	e, err := parseEventLine(arena, line)
 	if err != nil {
 		return Event{}, err
 	}
@@ -116,6 +119,29 @@ func ParseEvent(line []byte) (Event, error) {
 		return Event{}, fmt.Errorf("event seq %d: %w", e.Seq, err)
 	}
 	return e, nil
+}
+
+// EventArena parses and stamps the events of one log so that their payloads lie one after
+// the other in memory, in log order, instead of one scattered block per payload: reading a
+// whole log (DeriveMessages, a resume) then reads memory mostly sequentially. Its
+// ParseEvent and Stamp accept and return exactly what the package's functions of the same
+// names do. The payloads of one arena keep each other's memory alive, so an arena suits the
+// events of one log, which live and die together. The zero value is ready to use; an
+// EventArena is not safe for concurrent use (a store calls it under the lock that orders
+// its log).
+type EventArena struct {
+	arena jsonv.Arena
+}
+
+// ParseEvent is the package's ParseEvent, laying the payload out in a.
+func (a *EventArena) ParseEvent(line []byte) (Event, error) {
+	return parseCheckedEvent(&a.arena, line)
+}
+
+// Stamp is the package's Stamp, copying the data into a when it copies it (an event an
+// OwnedEvent constructor built is still handed over as it is).
+func (a *EventArena) Stamp(e Event, seq, t int64) (Event, error) {
+	return stamp(&a.arena, e, seq, t)
 }
 
 // EncodeHeader returns the header line (without its newline) that opens a session log.

@@ -38,10 +38,13 @@ var _ session.Writer = (*Log)(nil)
 func (s *Store) newLog(h session.Header, line []byte, events []session.Event, created bool, owner string) *Log {
 	l := &Log{s: s, header: h, line: line, owner: owner, sum: session.Summarize(h, events)}
 	l.created.Store(created)
+	// The appended events' payloads follow each other in one arena; batchlog calls Stamp
+	// with its lock held, which is what guards the arena.
+	var arena session.EventArena
 	l.b = batchlog.New(batchlog.Config[session.Event]{
 		Delay: s.opts.WriteBatchMaxDelay,
 		Stamp: func(e session.Event, seq int) (session.Event, error) {
-			return session.Stamp(e, int64(seq), s.now())
+			return arena.Stamp(e, int64(seq), s.now())
 		},
 		Write:  l.write,
 		Closed: session.ErrClosed,

@@ -241,13 +241,15 @@ func (s *Store) read(ctx context.Context, q querier, id string) (session.Header,
 	}
 	defer rows.Close()
 	events := make([]session.Event, 0, next)
+	// The payloads follow each other in one arena, as a file store's load lays them out.
+	var arena session.EventArena
 	for rows.Next() {
 		var seq, t int64
 		var payload []byte
 		if err := rows.Scan(&seq, &t, &payload); err != nil {
 			return session.Header{}, nil, fmt.Errorf("pgstore: read the events of session %q from %s: %w", id, s.root, err)
 		}
-		e, err := session.ParseEvent(payload)
+		e, err := arena.ParseEvent(payload)
 		if err != nil {
 			return session.Header{}, nil, s.corrupt(id, seq, err)
 		}
