@@ -462,13 +462,20 @@ func smallTop(n, strBytes int) (o *Object, ms []Member, buf []byte) {
 			b [48]byte
 		})
 		o, ms, buf = &blk.o, blk.m[:], blk.b[:]
-	case n == 3 || n == 4:
+	case n == 3:
+		blk := new(struct {
+			o Object
+			m [3]Member
+			b [48]byte
+		})
+		o, ms, buf = &blk.o, blk.m[:], blk.b[:]
+	case n == 4:
 		blk := new(struct {
 			o Object
 			m [4]Member
 			b [64]byte
 		})
-		o, ms, buf = &blk.o, blk.m[:n:n], blk.b[:]
+		o, ms, buf = &blk.o, blk.m[:], blk.b[:]
 	default:
 		return nil, nil, nil
 	}
