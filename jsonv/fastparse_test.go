@@ -26,7 +26,7 @@ var fastSeeds = []string{
 // tokenizer-based parser: for every input both accept it with the same value (Equal and
 // Marshal-identical, with the same slab layout guarantees), or both reject it.
 func FuzzParseFastMatchesChecked(f *testing.F) {
-	for _, s := range append(append([]string{}, parseSeeds...), fastSeeds...) {
+	for _, s := range append(append(append([]string{}, parseSeeds...), fastSeeds...), smallTopSeeds...) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
