@@ -333,6 +333,9 @@ func parseFast(data []byte, arena *slabs) (any, bool) {
 	} else if c.strBytes > 0 {
 		b.buf = make([]byte, c.strBytes)
 	}
+	if top != nil && len(sizes) == 1 { // no container but the object itself
+		return b.flat(i, top, topMs)
+	}
 	var own slabs
 	sl := arena
 	if sl == nil {
@@ -483,6 +486,38 @@ func smallTop(n, strBytes int) (o *Object, ms []Member, buf []byte) {
 		return o, ms, nil
 	}
 	return o, ms, buf[:strBytes:strBytes]
+}
+
+// flat builds the small top-level object o at i, whose members ms (as many as it has) all
+// hold scalars: the building pass without its stack of open containers, for the usual
+// tool-call arguments.
+func (b *fastBuilder) flat(i int, o *Object, ms []Member) (any, bool) {
+	data := b.data
+	i = skipSpaces(data, i+1) // past the opening brace
+	for k := range ms {
+		i = b.name(i, &ms[k].Name)
+		switch data[i] {
+		case '"':
+			ms[k].Value, i = b.str(i)
+		case 't':
+			ms[k].Value, i = true, i+4
+		case 'f':
+			ms[k].Value, i = false, i+5
+		case 'n':
+			i += 4 // the member's value is already nil
+		default:
+			f, j, ok := parseNumber(data, i)
+			if !ok {
+				return nil, false
+			}
+			ms[k].Value, i = f, j
+		}
+		i = skipSpaces(data, skipSpaces(data, i)+1) // past the comma or the closing brace
+	}
+	if !o.setParsed(ms) {
+		return nil, false // a duplicate name: parseChecked explains it
+	}
+	return o, true
 }
 
 // name reads the member name at i into dst and returns where its value starts.

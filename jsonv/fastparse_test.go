@@ -147,7 +147,8 @@ var smallTopSeeds = []string{
 	`{"a":1,"b":2,"c":3,"d":"0123456789012345678901234567890123456789012345678901234567890"}`,
 	`{"a":"x","b":true,"c":null}`, `{"a":"x","b":true,"c":null,"d":[1,"y",{"e":"z"}]}`,
 	`{"a":"x","b":true,"c":null,"d":1,"e":"five"}`, `{"a":"\u00e9\n","b":"\ud83d\ude00"}`,
-	`{"a":{"b":"c"},"d":"e"}`, `{"a":1,"a":2}`, `{"a":1,"b":2,"a":3,"c":4}`, `{"a":"x"`,
+	`{"a":{"b":"c"},"d":"e"}`, `{"a":[]}`, `{"a":{}}`, `{"a":1,"b":[],"c":"x"}`, `{"a" : -1.5e3 , "b" : false }`,
+	`{"a":1,"a":2}`, `{"a":1,"b":2,"a":3,"c":4}`, `{"a":"x"`,
 }
 
 // TestParseStringMatchesParse checks ParseString against Parse and the checked parser on
