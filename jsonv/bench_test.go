@@ -3,6 +3,8 @@ package jsonv
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/dsh-go/dsh/internal/cputime"
 )
 
 // smallArgs is a typical tool-call argument object.
@@ -19,6 +21,27 @@ func benchParse(b *testing.B, data []byte) {
 }
 
 func BenchmarkParseSmallArgs(b *testing.B) { benchParse(b, []byte(smallArgs)) }
+
+// BenchmarkParseString parses argument texts as a model emits them, from a string: the
+// typed call's one-member object, a small object of a few members, and smallArgs.
+func BenchmarkParseString(b *testing.B) {
+	for _, c := range []struct{ name, text string }{
+		{"TypedCall", `{"text":"hello"}`},
+		{"FewMembers", `{"path":"src/main.go","offset":10,"limit":20}`},
+		{"SmallArgs", smallArgs},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.text)))
+			b.ReportAllocs()
+			defer cputime.PerOp(b, "cpu-ns/op", 1)()
+			for b.Loop() {
+				if _, err := ParseString(c.text); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
 
 func BenchmarkParse1MB(b *testing.B) { benchParse(b, largeDocument(1<<20)) }
 

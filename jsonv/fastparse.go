@@ -317,13 +317,24 @@ func parseFast(data []byte, arena *slabs) (any, bool) {
 	}
 	b := fastBuilder{data: data}
 	sizes, next := c.sizes, 0 // next is the index in sizes of the next container
-	if c.strBytes > 0 {
-		b.buf = make([]byte, c.strBytes)
-	}
 	objs, mems := c.objs, c.mems
 	i := skipSpaces(data, 0)
+	var (
+		top    *Object  // a small top-level object, allocated with its members
+		topMs  []Member // its members
+		topBuf []byte   // room for the strings, if the object's block has enough
+	)
 	if data[i] == '{' {
 		objs, mems = objs-1, mems-int(sizes[0])
+		top, topMs, topBuf = smallTop(int(sizes[0]), c.strBytes)
+	}
+	if topBuf != nil {
+		b.buf = topBuf
+	} else if c.strBytes > 0 {
+		b.buf = make([]byte, c.strBytes)
+	}
+	if top != nil && len(sizes) == 1 { // no container but the object itself
+		return b.flat(i, top, topMs)
 	}
 	var own slabs
 	sl := arena
@@ -349,9 +360,13 @@ func parseFast(data []byte, arena *slabs) (any, bool) {
 				ms []Member
 			)
 			if len(stack) == 0 { // the top-level object lives outside the slabs
-				o = &Object{}
-				if n > 0 {
-					ms = make([]Member, n)
+				switch {
+				case top != nil:
+					o, ms = top, topMs
+				case n > 0:
+					o, ms = &Object{}, make([]Member, n)
+				default:
+					o = &Object{}
 				}
 			} else {
 				o = sl.newObject()
@@ -425,6 +440,84 @@ func parseFast(data []byte, arena *slabs) (any, bool) {
 			stack = stack[:len(stack)-1]
 		}
 	}
+}
+
+// smallTop returns a top-level object of n members, 1 to 4, allocated in one block with its
+// members and, when strBytes fit, with room for all the value's strings (returned as buf,
+// nil otherwise): the common argument object of a tool call then costs one allocation for
+// its containers and its text. Nil for any other n.
+//
+// The block's parts are fixed: a string kept after the rest of the value is dropped keeps
+// the block (at most a few hundred bytes) alive, as it would keep the string buffer.
+func smallTop(n, strBytes int) (o *Object, ms []Member, buf []byte) {
+	switch {
+	case n == 1:
+		blk := new(struct {
+			o Object
+			m [1]Member
+			b [32]byte
+		})
+		o, ms, buf = &blk.o, blk.m[:], blk.b[:]
+	case n == 2:
+		blk := new(struct {
+			o Object
+			m [2]Member
+			b [48]byte
+		})
+		o, ms, buf = &blk.o, blk.m[:], blk.b[:]
+	case n == 3:
+		blk := new(struct {
+			o Object
+			m [3]Member
+			b [48]byte
+		})
+		o, ms, buf = &blk.o, blk.m[:], blk.b[:]
+	case n == 4:
+		blk := new(struct {
+			o Object
+			m [4]Member
+			b [64]byte
+		})
+		o, ms, buf = &blk.o, blk.m[:], blk.b[:]
+	default:
+		return nil, nil, nil
+	}
+	if strBytes == 0 || strBytes > len(buf) {
+		return o, ms, nil
+	}
+	return o, ms, buf[:strBytes:strBytes]
+}
+
+// flat builds the small top-level object o at i, whose members ms (as many as it has) all
+// hold scalars: the building pass without its stack of open containers, for the usual
+// tool-call arguments.
+func (b *fastBuilder) flat(i int, o *Object, ms []Member) (any, bool) {
+	data := b.data
+	i = skipSpaces(data, i+1) // past the opening brace
+	for k := range ms {
+		i = b.name(i, &ms[k].Name)
+		switch data[i] {
+		case '"':
+			ms[k].Value, i = b.str(i)
+		case 't':
+			ms[k].Value, i = true, i+4
+		case 'f':
+			ms[k].Value, i = false, i+5
+		case 'n':
+			i += 4 // the member's value is already nil
+		default:
+			f, j, ok := parseNumber(data, i)
+			if !ok {
+				return nil, false
+			}
+			ms[k].Value, i = f, j
+		}
+		i = skipSpaces(data, skipSpaces(data, i)+1) // past the comma or the closing brace
+	}
+	if !o.setParsed(ms) {
+		return nil, false // a duplicate name: parseChecked explains it
+	}
+	return o, true
 }
 
 // name reads the member name at i into dst and returns where its value starts.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -62,8 +63,18 @@ func parseChecked(data []byte, arena *slabs) (any, error) {
 	return v, nil
 }
 
-// ParseString is Parse for a string.
-func ParseString(s string) (any, error) { return Parse([]byte(s)) }
+// ParseString is Parse for a string. The fast passes read the string's bytes in place, so
+// only a text they give up on (an invalid one, or one at the nesting limit) is copied.
+func ParseString(s string) (any, error) {
+	if len(s) > 0 && uint64(len(s)) <= maxParseInput {
+		// parseFast only reads data and retains none of it: the strings of the value are
+		// copied into a buffer of its own.
+		if v, ok := parseFast(unsafe.Slice(unsafe.StringData(s), len(s)), nil); ok {
+			return v, nil
+		}
+	}
+	return parseChecked([]byte(s), nil)
+}
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 

@@ -35,6 +35,9 @@
 // instead of writing into a neighbour; the price is that any part of such a value kept
 // after the rest is dropped keeps the whole value's blocks alive (a top-level object that
 // Parse returns is allocated apart, so that keeping one member's value does not keep it).
+// A top-level object of one to four members, the usual tool-call arguments, is allocated in
+// one block with its member list and, when they fit (a few dozen bytes), its strings' bytes:
+// one allocation instead of three, and a string kept from it keeps that small block.
 // An Arena extends the layout across calls, for values that live and die together, such as
 // the payloads of one session log.
 package jsonv

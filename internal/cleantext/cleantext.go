@@ -69,6 +69,11 @@ func Clean(s string) (string, Report) {
 	return out, rep
 }
 
+// PlainByte reports whether Clean leaves the byte c alone wherever it appears: printable
+// ASCII, "\n" and "\t". A text made only of such bytes is returned unchanged, so a caller
+// that scans a text for bytes of its own can settle both questions in the same pass.
+func PlainByte(c byte) bool { return c >= 0x20 && c < 0x7f || c == '\n' || c == '\t' }
+
 // IsBinary reports whether s looks like binary data rather than text: it has at least 32
 // characters and more than one in twenty of the characters in its first 8 KiB are NULs,
 // other control characters that text does not use, or U+FFFD (bytes that were not UTF-8).

@@ -153,3 +153,34 @@ func BenchmarkClean(b *testing.B) {
 		}
 	})
 }
+
+// TestPlainByte: Clean leaves any text made only of plain bytes as it is, and for every
+// other byte there is a text around it that Clean changes or that a byte sequence starting
+// with it can make suspect (non-ASCII bytes start C1 controls, bidi controls and U+FFFD).
+func TestPlainByte(t *testing.T) {
+	var plain []byte
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		if cleantext.PlainByte(b) {
+			plain = append(plain, b)
+			if out, rep := cleantext.Clean("a" + string(b) + "b"); out != "a"+string(b)+"b" || rep.Changed() {
+				t.Errorf("Clean changes the plain byte %#x: %q, %+v", b, out, rep)
+			}
+			continue
+		}
+		if b < 0x80 {
+			if out, _ := cleantext.Clean("a" + string(b) + "b"); out == "a"+string(b)+"b" {
+				t.Errorf("byte %#x is not plain, but Clean leaves it alone", b)
+			}
+		}
+	}
+	if len(plain) != 0x7f-0x20+2 {
+		t.Errorf("%d plain bytes, want the %d printable ASCII ones, \\n and \\t", len(plain), 0x7f-0x20+2)
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		s := string(rapid.SliceOf(rapid.SampledFrom(plain)).Draw(t, "s"))
+		if out, rep := cleantext.Clean(s); out != s || rep.Changed() {
+			t.Fatalf("cleantext.Clean(%q) = %q, %+v: a text of plain bytes changed", s, out, rep)
+		}
+	})
+}

@@ -224,6 +224,14 @@ func (p *Policy) note(exec *tool.Execution, rep Report, original *string) {
 
 // Text returns s redacted and cleaned, with what changed.
 func (p *Policy) Text(s string) (string, Report) {
+	if p.red.plainText(s) {
+		return s, Report{} // what textAll returns for it, in one pass
+	}
+	return p.textAll(s)
+}
+
+// textAll is Text without the one-pass answer for short plain texts.
+func (p *Policy) textAll(s string) (string, Report) {
 	out, trep := cleantext.Clean(s)
 	out, counts := p.red.String(out)
 	if len(counts) > 0 {
@@ -318,6 +326,9 @@ func (p *Policy) done(ctx context.Context, exec *tool.Execution, _ *tool.Result)
 }
 
 func (p *Policy) text(s string, rep *Report) string {
+	if p.red.plainText(s) {
+		return s
+	}
 	out, r := p.Text(s)
 	rep.add(r)
 	return out

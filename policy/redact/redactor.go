@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/dsh-go/dsh/internal/cleantext"
 )
 
 // MarkerPrefix starts every redaction marker: "[REDACTED:<kind>]".
@@ -95,6 +97,9 @@ type Redactor struct {
 	// probed marks the bytes find searches for: the probe bytes and each environment
 	// value's. A short text holding none of them holds no secret.
 	probed [256]bool
+	// plain marks the bytes a short text may consist of for Policy.Text to return it as it
+	// is: bytes cleantext.Clean leaves alone (cleantext.PlainByte) that are not probed.
+	plain [256]bool
 }
 
 // shortScan is the length up to which find first looks for any searched-for byte in one
@@ -156,6 +161,9 @@ func NewRedactor(env []string) *Redactor {
 		e := envSecret{kind: EnvKindPrefix + name, value: value, probe: rarestByte(value)}
 		r.env = append(r.env, e)
 		r.probed[e.value[e.probe]] = true
+	}
+	for c := range r.plain {
+		r.plain[c] = cleantext.PlainByte(byte(c)) && !r.probed[c]
 	}
 	// Longer values first, so a value containing another is redacted whole.
 	slices.SortStableFunc(r.env, func(a, b envSecret) int { return len(b.value) - len(a.value) })
@@ -324,6 +332,21 @@ func (r *Redactor) anyProbed(s string) bool {
 		}
 	}
 	return false
+}
+
+// plainText reports whether s is at most shortScan bytes of plain bytes: a text cleaning
+// leaves as it is and holding no byte find searches for, so no secret either. It is the
+// one pass Policy.Text makes over most tool output.
+func (r *Redactor) plainText(s string) bool {
+	if len(s) > shortScan {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !r.plain[s[i]] {
+			return false
+		}
+	}
+	return true
 }
 
 // findAll is find without the pass for short texts: every probe byte and environment
