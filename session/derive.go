@@ -107,11 +107,11 @@ func decodeSurface(e *Event) (content.Message, error) {
 // Chunks and slabs are at most 32 KiB each (the largest size the allocator serves from
 // its per-thread caches), never one allocation for the whole history: the allocator
 // zeroes a chunk just before the deriver fills it, while the chunk is still in the
-// processor's caches, and capacity past the last message is never allocated. One
+// processor's caches, and a guess that overshoots wastes at most part of one chunk. One
 // allocation the size of the whole result would be zeroed in full up front (for a large
 // log, megabytes written to memory and evicted from the caches before the first block
-// is filled), and sized by a guess, so that any capacity the guess overshoots would be
-// zeroed and faulted in for nothing.
+// is filled), and any capacity its guess overshot would be zeroed and faulted in for
+// nothing.
 //
 // The messages' content slices share chunks, so one message kept after the others are
 // dropped keeps its whole chunk alive: the price of not allocating per message.
