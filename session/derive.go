@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/dsh-go/dsh/content"
 	"github.com/dsh-go/dsh/jsonv"
@@ -99,9 +100,18 @@ func decodeSurface(e *Event) (content.Message, error) {
 }
 
 // deriver decodes surface payloads straight into the derived messages: the blocks of all
-// messages are carved out of shared chunks and the sources out of one slab, instead of
-// one to four small allocations per event, and a tool result's wire message is read in
+// messages are carved out of shared chunks and the sources out of shared slabs, instead
+// of one to four small allocations per event, and a tool result's wire message is read in
 // place rather than decoded into a message that is then thrown away.
+//
+// Chunks and slabs are at most 32 KiB each (the largest size the allocator serves from
+// its per-thread caches), never one allocation for the whole history: the allocator
+// zeroes a chunk just before the deriver fills it, while the chunk is still in the
+// processor's caches, and a guess that overshoots wastes at most part of one chunk. One
+// allocation the size of the whole result would be zeroed in full up front (for a large
+// log, megabytes written to memory and evicted from the caches before the first block
+// is filled), and any capacity its guess overshot would be zeroed and faulted in for
+// nothing.
 //
 // The messages' content slices share chunks, so one message kept after the others are
 // dropped keeps its whole chunk alive: the price of not allocating per message.
@@ -110,22 +120,30 @@ func decodeSurface(e *Event) (content.Message, error) {
 // anything else they report false and DeriveMessages asks the decoder, which either
 // reports the error or (should the two ever disagree) derives the message itself.
 type deriver struct {
-	blocks  []content.Block  // the current chunk; its free part is blocks[len:cap]
-	sources []content.Source // one slot per surface event at most, never reallocated
+	blocks     []content.Block  // the current chunk; its free part is blocks[len:cap]
+	sources    []content.Source // the current slab; its free part is sources[len:cap]
+	blocksLeft int              // the blocks the guess still expects past the current chunk
+	sourceLeft int              // the surface events with no source slot yet
 }
 
-// minBlockChunk is the smallest block chunk, so that a history of short messages does
-// not allocate tiny chunks.
-const minBlockChunk = 64
+const (
+	// chunkBytes bounds the size of one block chunk or source slab: 32 KiB, the largest
+	// object the allocator serves from its per-thread caches.
+	chunkBytes = 32 << 10
+	// maxBlockChunk and maxSourceSlab are the most blocks and sources one chunk or slab
+	// holds.
+	maxBlockChunk = chunkBytes / int(unsafe.Sizeof(content.Block{}))
+	maxSourceSlab = chunkBytes / int(unsafe.Sizeof(content.Source{}))
+	// minBlockChunk is the smallest block chunk, so that a guess that falls short does
+	// not leave the rest of the history to tiny chunks.
+	minBlockChunk = 64
+)
 
 func newDeriver(surface int) *deriver {
-	// Two blocks a message is a fair first guess (a text, or a call and its arguments'
-	// reply); chunks grow geometrically past it, so a guess too small costs a few more
-	// allocations, never one per message.
-	return &deriver{
-		blocks:  make([]content.Block, 0, max(2*surface, minBlockChunk)),
-		sources: make([]content.Source, 0, surface),
-	}
+	// Two blocks a message is the first guess (a text, a tool result and its text, or a
+	// few calls in one assistant message); it only sizes the chunks of a short history,
+	// since a long one is carved out of full-size chunks anyway.
+	return &deriver{blocksLeft: 2 * surface, sourceLeft: surface}
 }
 
 // take returns n zeroed blocks of the current chunk, starting a new one when it is full.
@@ -133,16 +151,32 @@ func newDeriver(surface int) *deriver {
 // message's content reallocates instead of writing into the next message's blocks. It
 // never returns nil, as content.ListFromValue never does.
 func (d *deriver) take(n int) []content.Block {
-	if n > cap(d.blocks)-len(d.blocks) {
-		d.blocks = make([]content.Block, 0, max(n, 2*cap(d.blocks), minBlockChunk))
+	if free := cap(d.blocks) - len(d.blocks); n > free {
+		// The free tail left behind goes back to the guess, so that an exact guess still
+		// sizes the last chunk exactly.
+		d.blocksLeft += free
+		size := maxBlockChunk
+		if d.blocksLeft > 0 {
+			size = min(max(d.blocksLeft, minBlockChunk), maxBlockChunk)
+		}
+		size = max(size, n)
+		d.blocksLeft -= size
+		d.blocks = make([]content.Block, 0, size)
 	}
 	start := len(d.blocks)
 	d.blocks = d.blocks[:start+n]
 	return d.blocks[start : start+n : start+n]
 }
 
-// source returns the next zeroed slot of the sources slab.
+// source returns the next zeroed slot of the current source slab, starting a new slab,
+// as large as the surface events still without a slot allow, when it is full. A surface
+// event takes at most one slot, so the slabs never hold more slots than surface events.
 func (d *deriver) source() *content.Source {
+	if len(d.sources) == cap(d.sources) {
+		size := min(max(d.sourceLeft, 1), maxSourceSlab)
+		d.sourceLeft -= size
+		d.sources = make([]content.Source, 0, size)
+	}
 	d.sources = d.sources[:len(d.sources)+1]
 	return &d.sources[len(d.sources)-1]
 }
@@ -210,7 +244,7 @@ func (d *deriver) wireMessage(v any, role content.Role, dst *content.Message) bo
 	}
 	dst.ID, dst.Role = id, role
 	if sv, ok := o.Get("source"); ok {
-		// A slot taken by a message that then fails stays unused: the slab has one slot
+		// A slot taken by a message that then fails stays unused: the slabs hold one slot
 		// per surface event, and the decoder's message has a source of its own.
 		src := d.source()
 		if !sourceFrom(sv, src) {

@@ -192,6 +192,65 @@ func TestDeriveMessagesMatchesReference(t *testing.T) {
 	})
 }
 
+// TestDeriveMessagesAcrossChunks checks, on random logs long enough to fill many block
+// chunks and source slabs (messages of up to twice a chunk's blocks, so that some start a
+// chunk of their own and others leave a chunk's tail unused), that the derivation yields
+// exactly the reference's messages, that every message's content ends where its capacity
+// does (an append reallocates rather than overwrite the next message) and that no two
+// messages share a source.
+func TestDeriveMessagesAcrossChunks(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(1, 100).Draw(rt, "n")
+		m := NewMemory(fixedClock)
+		for i := range n {
+			id := strconv.Itoa(i)
+			var e Event
+			switch rapid.IntRange(0, 3).Draw(rt, "kind") {
+			case 0:
+				e = UserMessage{Message: content.Message{ID: "u" + id, Source: &content.Source{Kind: "user"}, Content: content.Texts(id)}}.Event()
+			case 1:
+				msg := content.Message{ID: "a" + id, Source: &content.Source{Kind: "model"}}
+				for k := range rapid.IntRange(0, 2*maxBlockChunk+1).Draw(rt, "blocks") {
+					msg.Content = append(msg.Content, content.ToolCall("c"+id+"-"+strconv.Itoa(k), "read", `{}`))
+				}
+				e = AssistantMessage{Message: msg}.Event()
+			case 2:
+				e = ToolResult{MessageID: "r" + id, CallID: "c" + id, Content: content.Texts(id)}.Event()
+			default:
+				e = ToolCall{CallID: "c" + id, Name: "read", Arguments: `{}`}.Event()
+			}
+			if _, err := m.Append(e); err != nil {
+				rt.Fatalf("append %s: %v", e.Type, err)
+			}
+		}
+		evs := m.Events()
+		want, err := deriveReference(evs)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		got, err := DeriveMessages(evs)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			rt.Fatalf("DeriveMessages differs from the reference (-want +got):\n%s", diff)
+		}
+		sources := make(map[*content.Source]int)
+		for i, msg := range got {
+			if cap(msg.Content) != len(msg.Content) {
+				rt.Fatalf("message %d: content of %d blocks has capacity %d", i, len(msg.Content), cap(msg.Content))
+			}
+			if msg.Source == nil {
+				continue
+			}
+			if j, ok := sources[msg.Source]; ok {
+				rt.Fatalf("messages %d and %d share a source", j, i)
+			}
+			sources[msg.Source] = i
+		}
+	})
+}
+
 // surfaceSamples returns one well-formed event of each surface type, with every kind of
 // block the derivation decodes directly or hands to content.FromValue.
 func surfaceSamples() []Event {
