@@ -912,27 +912,55 @@ type postRun struct {
 	chain []*hook[PostExecuteFunc]
 }
 
-// step runs post-execute hook i of the chain, or accepts at its end.
+// step runs post-execute hooks i onwards of the chain, or accepts at its end. A run of
+// hooks registered with OnPostDecision needs no frame of its own around the hooks after
+// it: the hooks after the run decide first, then the run's hooks are handed the decision
+// in a loop, the last first, each with its own recovery, which is what the nested calls
+// of the next-first form would do without a recursion that copies the decision at every
+// level.
 func (c *postRun) step(i int) (d PostDecision, err error) {
-	if i == len(c.chain) {
-		return PostDecision{}, nil
+	j := i
+	for j < len(c.chain) && c.chain[j].decide != nil {
+		j++
 	}
+	if j < len(c.chain) {
+		d, err = c.next(j)
+	}
+	for k := j - 1; k >= i; k-- {
+		d, err = c.decide(k, d, err)
+	}
+	return d, err
+}
+
+// decide runs hook k of the chain, one registered with OnPostDecision, on the decision d
+// (or the failure err) of the hooks after it.
+func (c *postRun) decide(k int, d PostDecision, err error) (out PostDecision, outErr error) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, outErr = PostDecision{}, panicFailure(c.exec.name, "a post-execute hook", p)
+		}
+	}()
+	h := c.chain[k]
+	res := c.res
+	if !h.readOnly {
+		res = res.Clone()
+	}
+	return h.decide(c.ctx, c.exec, res, d, err)
+}
+
+// next runs hook k of the chain, one that calls next for the decision of the hooks after it.
+func (c *postRun) next(k int) (d PostDecision, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = panicFailure(c.exec.name, "a post-execute hook", p)
 		}
 	}()
-	h := c.chain[i]
+	h := c.chain[k]
 	res := c.res
 	if !h.readOnly {
 		res = res.Clone()
 	}
-	if h.decide != nil {
-		// The hooks after it decide first, without a closure for next.
-		d, err := c.step(i + 1)
-		return h.decide(c.ctx, c.exec, res, d, err)
-	}
-	return h.fn(c.ctx, c.exec, res, func() (PostDecision, error) { return c.step(i + 1) })
+	return h.fn(c.ctx, c.exec, res, func() (PostDecision, error) { return c.step(k + 1) })
 }
 
 // postHooks is post's work.
