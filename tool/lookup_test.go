@@ -71,16 +71,25 @@ func TestPropertyLookupFollowsRegistrations(t *testing.T) {
 }
 
 // BenchmarkGet looks a tool up in a registry of 32 tools, as every call does two or three
-// times (Prepare, the timeout policy's budget, the body).
+// times (Prepare, the timeout policy's budget, the body): for the global scope, and for an
+// agent's scope that inherits the tool (the agent loop's calls).
 func BenchmarkGet(b *testing.B) {
 	reg := newReg(b)
 	for i := range 32 {
 		register(b, reg, strTool(fmt.Sprint("tool_", i), "ok"))
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if reg.Get("tool_31", nil) == nil {
-			b.Fatal("tool_31 not found")
-		}
+	agent := reg.NewScope("agent", nil)
+	for _, bc := range []struct {
+		name  string
+		scope *tool.Scope
+	}{{"global", nil}, {"agent", agent}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if reg.Get("tool_31", bc.scope) == nil {
+					b.Fatal("tool_31 not found")
+				}
+			}
+		})
 	}
 }

@@ -334,34 +334,60 @@ func (p *prepareRun) runPre(ctx context.Context, exec *Execution, hs []*hook[Pre
 	return p.step(0)
 }
 
-// step runs pre-execute hook i of the chain, or allows at its end.
-func (p *prepareRun) step(i int) (d PreDecision, err error) {
-	if i == len(p.chain) {
-		return Allow(), nil
+// step runs pre-execute hooks i onwards of the chain, or allows at its end. A run of
+// hooks registered with OnPreCheck needs no frame of its own around the hooks after it:
+// the run's checks go in order, each with its own recovery, and the first of them to
+// decide anything but a denial keeps its verdict unless a later hook denies or fails,
+// which is what the nested calls of the classic form would decide.
+func (p *prepareRun) step(i int) (PreDecision, error) {
+	var first PreDecision
+	decidedAny := false
+	j := i
+	for ; j < len(p.chain) && p.chain[j].check != nil; j++ {
+		d, decided, err := p.check(j)
+		switch {
+		case err != nil:
+			return d, err
+		case !decided:
+			continue
+		case d.Kind == PreDeny:
+			return d, nil
+		case !decidedAny:
+			first, decidedAny = d, true
+		}
 	}
+	later := Allow()
+	if j < len(p.chain) {
+		var err error
+		if later, err = p.classic(j); err != nil {
+			return later, err
+		}
+	}
+	if decidedAny && later.Kind != PreDeny {
+		return first, nil
+	}
+	return later, nil
+}
+
+// check runs hook k of the chain, one registered with OnPreCheck.
+func (p *prepareRun) check(k int) (d PreDecision, decided bool, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			d, decided, err = PreDecision{}, false, panicFailure(p.exec.name, "a pre-execute hook", v)
+		}
+	}()
+	return p.chain[k].check(p.ctx, p.exec)
+}
+
+// classic runs hook k of the chain, a PreExecuteFunc that calls next for the verdict of
+// the hooks after it.
+func (p *prepareRun) classic(k int) (d PreDecision, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = panicFailure(p.exec.name, "a pre-execute hook", v)
 		}
 	}()
-	h := p.chain[i]
-	if h.check == nil {
-		return h.fn(p.ctx, p.exec, func() (PreDecision, error) { return p.step(i + 1) })
-	}
-	d, decided, err := h.check(p.ctx, p.exec)
-	switch {
-	case err != nil:
-		return d, err
-	case !decided:
-		return p.step(i + 1)
-	case d.Kind == PreDeny:
-		return d, nil
-	}
-	later, err := p.step(i + 1)
-	if err != nil || later.Kind == PreDeny {
-		return later, err
-	}
-	return d, nil
+	return p.chain[k].fn(p.ctx, p.exec, func() (PreDecision, error) { return p.step(k + 1) })
 }
 
 // panicError turns a recovered panic value into an error, keeping a coded error's code: for
@@ -912,27 +938,55 @@ type postRun struct {
 	chain []*hook[PostExecuteFunc]
 }
 
-// step runs post-execute hook i of the chain, or accepts at its end.
+// step runs post-execute hooks i onwards of the chain, or accepts at its end. A run of
+// hooks registered with OnPostDecision needs no frame of its own around the hooks after
+// it: the hooks after the run decide first, then the run's hooks are handed the decision
+// in a loop, the last first, each with its own recovery, which is what the nested calls
+// of the next-first form would do without a recursion that copies the decision at every
+// level.
 func (c *postRun) step(i int) (d PostDecision, err error) {
-	if i == len(c.chain) {
-		return PostDecision{}, nil
+	j := i
+	for j < len(c.chain) && c.chain[j].decide != nil {
+		j++
 	}
+	if j < len(c.chain) {
+		d, err = c.next(j)
+	}
+	for k := j - 1; k >= i; k-- {
+		d, err = c.decide(k, d, err)
+	}
+	return d, err
+}
+
+// decide runs hook k of the chain, one registered with OnPostDecision, on the decision d
+// (or the failure err) of the hooks after it.
+func (c *postRun) decide(k int, d PostDecision, err error) (out PostDecision, outErr error) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, outErr = PostDecision{}, panicFailure(c.exec.name, "a post-execute hook", p)
+		}
+	}()
+	h := c.chain[k]
+	res := c.res
+	if !h.readOnly {
+		res = res.Clone()
+	}
+	return h.decide(c.ctx, c.exec, res, d, err)
+}
+
+// next runs hook k of the chain, one that calls next for the decision of the hooks after it.
+func (c *postRun) next(k int) (d PostDecision, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = panicFailure(c.exec.name, "a post-execute hook", p)
 		}
 	}()
-	h := c.chain[i]
+	h := c.chain[k]
 	res := c.res
 	if !h.readOnly {
 		res = res.Clone()
 	}
-	if h.decide != nil {
-		// The hooks after it decide first, without a closure for next.
-		d, err := c.step(i + 1)
-		return h.decide(c.ctx, c.exec, res, d, err)
-	}
-	return h.fn(c.ctx, c.exec, res, func() (PostDecision, error) { return c.step(i + 1) })
+	return h.fn(c.ctx, c.exec, res, func() (PostDecision, error) { return c.step(k + 1) })
 }
 
 // postHooks is post's work.

@@ -716,8 +716,10 @@ func (r *Registry) lookupLocked(name string, scope *Scope) *entry {
 	if scope == nil {
 		return r.global.find(name)
 	}
-	if l := r.layers[scope]; l != nil {
-		if e := l.find(name); e != nil {
+	// The scope's own layer is looked up once, for its tool and for its restrictions.
+	own := r.layers[scope]
+	if own != nil {
+		if e := own.find(name); e != nil {
 			return e
 		}
 	}
@@ -734,7 +736,11 @@ func (r *Registry) lookupLocked(name string, scope *Scope) *entry {
 		return nil
 	}
 	for s := scope; s != nil; s = s.parent {
-		if l := r.layers[s]; l != nil {
+		l := own
+		if s != scope {
+			l = r.layers[s]
+		}
+		if l != nil {
 			for _, x := range l.restrictions {
 				if !x.admits(name) {
 					return nil
