@@ -78,14 +78,8 @@ func runWorker(in io.Reader, out io.Writer, process bool, now func() time.Time) 
 	w.out.start()
 	defer w.out.stop()
 	fr := newFrameReader(in, maxStartFrame)
-	if d, ok := in.(waitReader); ok && process && prepErr == nil {
-		// A worker started ahead of its run (Config.Pool) has time to spare: unless its
-		// program is already waiting, it makes a warm-up run in a VM of its own, so that
-		// its run's first pass through the code is not a cold one. A failed warm-up leaves
-		// the run as it would have been without one.
-		if waiting, err := d.wait(0); err == nil && !waiting {
-			_ = warmUp(io.Discard, warmStartFrame, warmUpDone)
-		}
+	if prepErr == nil {
+		warmIfIdle(in, process)
 	}
 	// Tell the host the worker is ready for its program (a pool waits for this line; a run
 	// drops it). Written directly, ahead of any frame of the run.
@@ -287,6 +281,24 @@ func warmUp(out io.Writer, frame []byte, want string) error {
 		return fmt.Errorf("the warm-up run did not complete as expected: %q", text)
 	}
 	return nil
+}
+
+// warmIfIdle makes the warm-up run (warmUp with warmStartFrame) in a worker process whose
+// program is not waiting on in yet, and reports whether it did. A worker started ahead of
+// its run (Config.Pool) has time to spare before its program arrives; one started for its
+// run finds the program waiting and goes straight to it. Only a worker process that reads
+// its input itself (a waitReader) can tell; a failed warm-up leaves the run as it would
+// have been without one.
+func warmIfIdle(in io.Reader, process bool) bool {
+	d, ok := in.(waitReader)
+	if !ok || !process {
+		return false
+	}
+	if waiting, err := d.wait(0); err != nil || waiting {
+		return false
+	}
+	_ = warmUp(io.Discard, warmStartFrame, warmUpDone)
+	return true
 }
 
 // release frees the VM and every handle the worker holds.
