@@ -61,8 +61,9 @@ const maxStartFrame = 1 << 30
 // input reader). now is the clock that measures busy time (time.Now outside tests).
 func runWorker(in io.Reader, out io.Writer, process bool, now func() time.Time) int {
 	// Everything that does not depend on the program — a fresh VM, the host functions, the
-	// evaluated prelude — is made before the start frame is read, so that a worker started
-	// ahead of its run (Config.Pool) has done it by the time the program arrives.
+	// evaluated prelude, the frame writer — is made before the start frame is read, so that
+	// a worker started ahead of its run (Config.Pool) has done it by the time the program
+	// arrives.
 	w := &worker{
 		timerIDs: map[int]uint64{},
 		inbox:    newInbox(),
@@ -71,13 +72,21 @@ func runWorker(in io.Reader, out io.Writer, process bool, now func() time.Time) 
 	}
 	prepErr := w.prepare()
 	defer w.release()
+	// The frame writer (its buffer and its flusher goroutine) does not depend on the
+	// program either.
+	w.out = newFrameWriter(out)
+	w.out.start()
+	defer w.out.stop()
+	fr := newFrameReader(in, maxStartFrame)
+	if prepErr == nil {
+		warmIfIdle(in, process)
+	}
 	// Tell the host the worker is ready for its program (a pool waits for this line; a run
-	// drops it). Written directly: the frame writer starts with the run.
+	// drops it). Written directly, ahead of any frame of the run.
 	if _, err := out.Write([]byte("{\"type\":\"ready\"}\n")); err != nil {
 		return 3
 	}
 
-	fr := newFrameReader(in, maxStartFrame)
 	line, err := fr.next()
 	if err != nil {
 		return 3
@@ -100,9 +109,6 @@ func runWorker(in io.Reader, out io.Writer, process bool, now func() time.Time) 
 	w.callHeads = callFrameHeads(start.Namespaces)
 	w.ledger = coderuntime.NewLedger(int(start.Limits.MaxOutputBytes))
 	w.remaining = time.Duration(start.Limits.ComputeMs * float64(time.Millisecond))
-	w.out = newFrameWriter(out)
-	w.out.start()
-	defer w.out.stop()
 
 	if d, ok := in.(waitReader); ok && process {
 		// A worker process reads its replies itself, on this goroutine, when it waits for
@@ -221,6 +227,78 @@ func (w *worker) prepare() error {
 	}
 	w.haveBoot = true
 	return nil
+}
+
+// warmStartFrame is the start frame of the warm-up run: a program that goes through what
+// a run goes through (bindings with an error class, a position map, console output, a
+// completion value to encode) without calling a binding, which would wait for a reply.
+var warmStartFrame = []byte(`{"type":"start","program":"const o = { n: 1, s: \"two\", l: [true, null] };\nconsole.log(\"warm\", o);\nreturn o",` +
+	`"namespaces":[{"global":"tools","names":["read","write"],"errorClass":{"name":"ToolError","memberNameProperty":"tool"}}],` +
+	`"limits":{"computeMs":10000,"maxOutputBytes":65536,"maxHeapBytes":67108864,"maxFrameBytes":16777216},` +
+	`"positions":[[0,1,0],[0,2,0],[0,3,0]]}`)
+
+// warmUpDone is the completion frame the warm-up run must end with.
+const warmUpDone = `{"type":"done","value":{"n":1,"s":"two","l":[true,null]}}`
+
+// warmUp runs the program of start frame once, from the frame to its completion, in a VM
+// of its own that it then closes, writing the run's frames to out; want is the completion
+// frame the run must end with. An idle worker process does it with warmStartFrame after it
+// prepared the VM of its run: the first pass through code (decoding a start
+// frame, making bindings, compiling and running a program, encoding its completion) costs
+// several times the later ones in a fresh process (code pages faulted in, the JSON
+// decoder's per-type set-up), and a pooled worker does it while idle instead of on its
+// run's critical path. The run's own VM is still fresh: it has never run a program. It
+// reports an error when the run did not end with want.
+func warmUp(out io.Writer, frame []byte, want string) error {
+	var start startFrame
+	if err := json.Unmarshal(frame, &start); err != nil {
+		return fmt.Errorf("decode the warm-up start frame: %w", err)
+	}
+	var frames bytes.Buffer
+	w := &worker{timerIDs: map[int]uint64{}, inbox: newInbox(), now: time.Now}
+	defer w.release()
+	if err := w.prepare(); err != nil {
+		return err
+	}
+	w.limits = start.Limits
+	w.callHeads = callFrameHeads(start.Namespaces)
+	w.ledger = coderuntime.NewLedger(int(start.Limits.MaxOutputBytes))
+	w.remaining = time.Duration(start.Limits.ComputeMs * float64(time.Millisecond))
+	// No flusher goroutine: the completion is written with a flush.
+	w.out = newFrameWriter(&frames)
+	w.vm.SetMemoryLimit(uintptr(start.Limits.MaxHeapBytes))
+	if err := w.boot(start); err != nil {
+		return err
+	}
+	w.enter(func() error {
+		_, err := w.vm.ExecutePendingJobs()
+		return err
+	})
+	w.out.flush()
+	text := frames.Bytes()
+	out.Write(text)
+	if !w.done || !bytes.HasSuffix(text, []byte(want+"\n")) {
+		return fmt.Errorf("the warm-up run did not complete as expected: %q", text)
+	}
+	return nil
+}
+
+// warmIfIdle makes the warm-up run (warmUp with warmStartFrame) in a worker process whose
+// program is not waiting on in yet, and reports whether it did. A worker started ahead of
+// its run (Config.Pool) has time to spare before its program arrives; one started for its
+// run finds the program waiting and goes straight to it. Only a worker process that reads
+// its input itself (a waitReader) can tell; a failed warm-up leaves the run as it would
+// have been without one.
+func warmIfIdle(in io.Reader, process bool) bool {
+	d, ok := in.(waitReader)
+	if !ok || !process {
+		return false
+	}
+	if waiting, err := d.wait(0); err != nil || waiting {
+		return false
+	}
+	_ = warmUp(io.Discard, warmStartFrame, warmUpDone)
+	return true
 }
 
 // release frees the VM and every handle the worker holds.
