@@ -176,24 +176,37 @@ func TestBrowserAnswersARunningSession(t *testing.T) {
 
 			bctx := browsertest.Start(t, nil)
 			answer := `[data-call="call_1"].answer`
-			actions := []chromedp.Action[chromedp.Void]{
-				chromedp.Navigate(url + "session/" + id),
+			if err := chromedp.Do(bctx,
+				chromedp.Navigate(url+"session/"+id),
 				chromedp.WaitVisible(chromedp.CSS(`#live-note`)),
-				chromedp.WaitVisible(chromedp.CSS(answer + ` button.yes`)),
+				chromedp.WaitVisible(chromedp.CSS(answer+` button.yes`)),
+			); err != nil {
+				t.Fatalf("opening the session's page: %v\nrun's stderr:\n%s\nserve's stderr:\n%s", err, run.text("stderr"), serve.text("stderr"))
 			}
 			want := "allowed once"
+			var click []chromedp.Action[chromedp.Void]
 			if tt.reason == "" {
-				actions = append(actions, chromedp.Click(chromedp.CSS(answer+` button.yes`)))
+				click = append(click, chromedp.Click(chromedp.CSS(answer+` button.yes`)))
 			} else {
 				want = "rejected: " + tt.reason
-				actions = append(actions,
+				click = append(click,
 					chromedp.SendKeys(chromedp.CSS(answer+` input[name="reason"]`), tt.reason),
 					chromedp.Click(chromedp.CSS(answer+` button.no`)))
 			}
-			// The answer comes back to the page, from the session's own log.
-			actions = append(actions, chromedp.WaitVisible(chromedp.Search(`//div[contains(@class, "decided") and contains(., "`+want+`")]`)))
-			if err := chromedp.Do(bctx, actions...); err != nil {
+			// The click posts the answer and the viewer redirects to the session's page:
+			// wait for that page to load (a wait started on the page being left can miss
+			// the new one) and check that the viewer took the answer.
+			resp, err := chromedp.RunResponse(bctx, click...)
+			if err != nil {
 				t.Fatalf("answering on the page: %v\nrun's stderr:\n%s\nserve's stderr:\n%s", err, run.text("stderr"), serve.text("stderr"))
+			}
+			if resp.Status != 200 {
+				body, _ := chromedp.Run(bctx, chromedp.Text(chromedp.CSS("body")))
+				t.Fatalf("answering on the page: the viewer replied %d (%s): %s\nrun's stderr:\n%s", resp.Status, resp.URL, body, run.text("stderr"))
+			}
+			// The answer comes back to the page, from the session's own log.
+			if err := chromedp.Do(bctx, chromedp.WaitVisible(chromedp.Search(`//div[contains(@class, "decided") and contains(., "`+want+`")]`))); err != nil {
+				t.Fatalf("the answer on the page (%s): %v\nrun's stderr:\n%s\nserve's stderr:\n%s", resp.URL, err, run.text("stderr"), serve.text("stderr"))
 			}
 			if code := run.exitCode(t); code != 0 {
 				t.Fatalf("dsh run: exit %d\n%s", code, run.text("stderr"))
