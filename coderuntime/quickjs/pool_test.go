@@ -280,19 +280,8 @@ func childProcesses(t *testing.T) []int {
 // backstop: after startRun the worker's measured CPU time starts again from zero (the
 // kernel counts in ticks of 10 ms, and an idle worker uses no CPU).
 func TestPoolStartUpNotCharged(t *testing.T) {
-	rt := newRuntime(t, Config{Pool: 1})
-	ctx := testwait.Context(t)
-	if err := rt.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
-	p := rt.pool.take()
-	if p == nil {
-		t.Fatal("no idle worker")
-	}
-	defer func() {
-		p.kill()
-		testwait.Recv(t, p.reaped(), "the worker to be reaped")
-	}()
+	p := takePrepared(t, newRuntime(t, Config{Pool: 1}))
+	defer killAndReap(t, p)
 	before, ok := p.cpuTime()
 	if !ok {
 		t.Fatal("no CPU time for a live worker")
@@ -336,18 +325,8 @@ func TestPoolRefillsAfterTheRun(t *testing.T) {
 // A worker that announced it had prepared had its start-up CPU time measured while it was
 // idle: startRun reads nothing more, and the run is charged from that point on.
 func TestPoolStartUpMeasuredWhenReady(t *testing.T) {
-	rt := newRuntime(t, Config{Pool: 1})
-	if err := rt.WaitReady(testwait.Context(t)); err != nil {
-		t.Fatal(err)
-	}
-	p := rt.pool.take()
-	if p == nil {
-		t.Fatal("no idle worker")
-	}
-	defer func() {
-		p.kill()
-		testwait.Recv(t, p.reaped(), "the worker to be reaped")
-	}()
+	p := takePrepared(t, newRuntime(t, Config{Pool: 1}))
+	defer killAndReap(t, p)
 	op := p.(*osProcess)
 	op.mu.Lock()
 	set, base := op.baseSet, op.cpuBase
@@ -362,4 +341,25 @@ func TestPoolStartUpMeasuredWhenReady(t *testing.T) {
 	if after != base {
 		t.Errorf("startRun moved the start-up CPU time of a ready worker from %v to %v", base, after)
 	}
+}
+
+// takePrepared waits until rt's pool has a prepared worker and takes it. The caller ends it
+// with killAndReap.
+func takePrepared(t *testing.T, rt *Runtime) workerProcess {
+	t.Helper()
+	if err := rt.WaitReady(testwait.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	p := rt.pool.take()
+	if p == nil {
+		t.Fatal("no idle worker")
+	}
+	return p
+}
+
+// killAndReap kills p and waits until it has been reaped.
+func killAndReap(t *testing.T, p workerProcess) {
+	t.Helper()
+	p.kill()
+	testwait.Recv(t, p.reaped(), "the worker to be reaped")
 }
