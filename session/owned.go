@@ -100,11 +100,7 @@ func (b *DispatchBoxes) StartEvent(p CodeDispatchStart) Event {
 // SettleEvent returns the tool/code-dispatch event p.OwnedEvent returns, with the id and
 // name values shared as StartEvent shares them.
 func (b *DispatchBoxes) SettleEvent(p CodeDispatch) Event {
-	start := CodeDispatchStart{RootCallID: p.RootCallID, ParentCallID: p.ParentCallID, SubCallID: p.SubCallID, Name: p.Name, Arguments: p.Arguments}
-	if !ownableDispatch(&start) {
-		return p.Event()
-	}
-	blocks, ok := ownedContent(p.Content)
+	start, blocks, ok := p.ownable()
 	if !ok {
 		return p.Event()
 	}
@@ -118,16 +114,23 @@ func (b *DispatchBoxes) SettleEvent(p CodeDispatch) Event {
 // content is built afresh from p.Content. Content other than text and reasoning blocks
 // (whose values may share memory with p.Content) gives the event Event returns.
 func (p CodeDispatch) OwnedEvent() Event {
-	start := CodeDispatchStart{RootCallID: p.RootCallID, ParentCallID: p.ParentCallID, SubCallID: p.SubCallID, Name: p.Name, Arguments: p.Arguments}
-	if !ownableDispatch(&start) {
-		return p.Event()
-	}
-	blocks, ok := ownedContent(p.Content)
+	_, blocks, ok := p.ownable()
 	if !ok {
 		return p.Event()
 	}
 	o := p.object(blocks)
 	return Event{Type: TypeCodeDispatch, Data: o, owned: o}
+}
+
+// ownable reports whether p's event can be built to be handed over (OwnedEvent,
+// DispatchBoxes.SettleEvent), with p's start fields and its content built afresh.
+func (p *CodeDispatch) ownable() (CodeDispatchStart, []any, bool) {
+	start := CodeDispatchStart{RootCallID: p.RootCallID, ParentCallID: p.ParentCallID, SubCallID: p.SubCallID, Name: p.Name, Arguments: p.Arguments}
+	if !ownableDispatch(&start) {
+		return start, nil, false
+	}
+	blocks, ok := ownedContent(p.Content)
+	return start, blocks, ok
 }
 
 // ownedIntact reports whether e still is the event an OwnedEvent constructor built with
