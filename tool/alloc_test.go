@@ -19,13 +19,14 @@ import (
 // The 6: the invocation, the snapshot of the arguments (one: a small object and its members
 // together), the output object (one, likewise) and its boxed string member, the rendered
 // text's buffer, and the result with its content block.
-// It holds with and without kept goroutines (Config.Workers).
+// It holds with and without kept goroutines (Config.Workers), however they are handed the
+// call (Config.DirectSwitch).
 func TestExecuteTypedAllocations(t *testing.T) {
-	for _, workers := range []int{benchWorkers, 0} {
-		reg := newEchoRegistryWith(t, tool.Config{Workers: workers})
+	for _, cfg := range []tool.Config{{Workers: benchWorkers, DirectSwitch: true}, {Workers: benchWorkers}, {}} {
+		reg := newEchoRegistryWith(t, cfg)
 		call := echoCall(t, reg)
 		if got := testing.AllocsPerRun(200, call); got > 6 {
-			t.Errorf("Workers %d: a trivial typed call makes %v allocations, want at most 6", workers, got)
+			t.Errorf("Workers %d, DirectSwitch %v: a trivial typed call makes %v allocations, want at most 6", cfg.Workers, cfg.DirectSwitch, got)
 		}
 	}
 }

@@ -253,13 +253,17 @@ func TestHostileCode(t *testing.T) {
 // result listener it is logged and changes nothing. Nothing hangs: every call returns.
 func TestGoexit(t *testing.T) {
 	// Each case runs with a goroutine per call and on a registry's kept goroutines
-	// (Config.Workers), where a Goexit ends one of them and a later call gets another.
-	for _, workers := range []int{0, 2} {
-		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) { testGoexit(t, workers) })
+	// (Config.Workers), handed over through the scheduler or by a direct switch
+	// (Config.DirectSwitch), where a Goexit ends one of them and a later call gets another.
+	for _, c := range []struct {
+		workers int
+		direct  bool
+	}{{0, false}, {2, false}, {2, true}} {
+		t.Run(fmt.Sprintf("workers=%d,direct=%v", c.workers, c.direct), func(t *testing.T) { testGoexit(t, c.workers, c.direct) })
 	}
 }
 
-func testGoexit(t *testing.T, workers int) {
+func testGoexit(t *testing.T, workers int, direct bool) {
 	goexitMsg := func(where string) string { return `tool "t": ` + where + ` called runtime.Goexit` }
 	tests := []struct {
 		name  string
@@ -325,7 +329,7 @@ func testGoexit(t *testing.T, workers int) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			logs := &logCapture{}
-			reg := newReg(t, tool.Config{Logger: slog.New(logs), Workers: workers})
+			reg := newReg(t, tool.Config{Logger: slog.New(logs), Workers: workers, DirectSwitch: direct})
 			body := tt.body
 			if body == nil {
 				body = func(context.Context, *tool.Call) (any, error) { return "ok", nil }
@@ -361,7 +365,7 @@ func testGoexit(t *testing.T, workers int) {
 		})
 	}
 	t.Run("finalize-content", func(t *testing.T) {
-		reg := newReg(t, tool.Config{Workers: workers})
+		reg := newReg(t, tool.Config{Workers: workers, DirectSwitch: direct})
 		d := bodyTool("t", func(context.Context, *tool.Call) (any, error) { return "ok", nil })
 		d.FinalizeContent = func(*tool.Execution, *tool.Result) ([]content.Block, error) {
 			runtime.Goexit()
@@ -375,7 +379,7 @@ func testGoexit(t *testing.T, workers int) {
 		}
 	})
 	t.Run("a wrapper's Goexit waits for the body it started", func(t *testing.T) {
-		reg := newReg(t, tool.Config{Workers: workers})
+		reg := newReg(t, tool.Config{Workers: workers, DirectSwitch: direct})
 		started, release := make(chan struct{}), make(chan struct{})
 		var finished atomic.Bool
 		register(t, reg, bodyTool("t", func(context.Context, *tool.Call) (any, error) {

@@ -22,11 +22,12 @@ type echoOut struct {
 
 func newEchoRegistry(tb testing.TB) *tool.Registry {
 	tb.Helper()
-	return newEchoRegistryWith(tb, tool.Config{Workers: benchWorkers})
+	return newEchoRegistryWith(tb, tool.Config{Workers: benchWorkers, DirectSwitch: true})
 }
 
 // benchWorkers is the Config.Workers of the benchmarks' and allocation tests' registries: a
-// few kept goroutines, as dsh's own registry keeps.
+// few kept goroutines, handed each call by a direct switch (Config.DirectSwitch), as dsh's
+// own registry keeps them.
 const benchWorkers = 4
 
 // newEchoRegistryWith is newEchoRegistry with cfg; the registry is closed when tb ends.
@@ -92,6 +93,13 @@ func benchEcho(b *testing.B, reg *tool.Registry) {
 // BenchmarkExecuteTyped measures a trivial typed tool through the full pipeline, no hooks.
 func BenchmarkExecuteTyped(b *testing.B) {
 	benchEcho(b, newEchoRegistry(b))
+}
+
+// BenchmarkExecuteTypedScheduled is BenchmarkExecuteTyped on a registry whose kept
+// goroutines are handed each step through the scheduler (Config.Workers without
+// DirectSwitch).
+func BenchmarkExecuteTypedScheduled(b *testing.B) {
+	benchEcho(b, newEchoRegistryWith(b, tool.Config{Workers: benchWorkers}))
 }
 
 // BenchmarkExecuteTypedNoWorkers is BenchmarkExecuteTyped on a registry without

@@ -54,6 +54,17 @@ type Config struct {
 	// Close ends them when the garbage collector finds it unreachable); negative values are
 	// refused.
 	Workers int
+	// DirectSwitch makes the Workers' goroutines take each step of a call by a direct switch
+	// between goroutines, as iter.Pull's coroutines do, instead of through the scheduler.
+	// A hand-off through the scheduler wakes a second thread for each step while a
+	// processor is idle, which on a machine with few cores takes the core that other work
+	// (a Code Mode worker process, say) was waiting for; a switch wakes nothing. It follows
+	// Go's rule for such switches: a goroutine locked to its OS thread
+	// (runtime.LockOSThread) must not call Execute, which would end the process with a
+	// fatal error, and a body, hook or wrapper that returns with its thread locked is
+	// unlocked once before the switch back (twice or more ends the process). It needs
+	// Workers.
+	DirectSwitch bool
 }
 
 // DefaultMaxArgBytes is the default of Config.MaxArgBytes: 1 MiB.
@@ -111,11 +122,18 @@ func NewRegistry(cfg Config) (*Registry, error) {
 	if cfg.Workers < 0 {
 		return nil, fmt.Errorf("tool: Workers must not be negative, got %d", cfg.Workers)
 	}
+	if cfg.DirectSwitch && cfg.Workers == 0 {
+		return nil, fmt.Errorf("tool: DirectSwitch needs Workers, got Workers %d", cfg.Workers)
+	}
 	r := &Registry{mode: mode, logger: logger, maxArgs: maxArgs, global: &layer{}, layers: map[*Scope]*layer{}}
 	r.root = &Scope{reg: r, name: "global", global: true}
 	r.hooks.Store(&hookSet{})
 	if cfg.Workers > 0 {
-		ws, err := contain.NewWorkers(cfg.Workers)
+		newWorkers := contain.NewWorkers
+		if cfg.DirectSwitch {
+			newWorkers = contain.NewSwitchWorkers
+		}
+		ws, err := newWorkers(cfg.Workers)
 		if err != nil {
 			return nil, fmt.Errorf("tool: %w", err)
 		}

@@ -17,6 +17,9 @@ func TestWorkersConfig(t *testing.T) {
 	if reg, err := tool.NewRegistry(tool.Config{Workers: -1}); err == nil || reg != nil || err.Error() != "tool: Workers must not be negative, got -1" {
 		t.Errorf("NewRegistry(Workers -1) = %v, %v", reg, err)
 	}
+	if reg, err := tool.NewRegistry(tool.Config{DirectSwitch: true}); err == nil || reg != nil || err.Error() != "tool: DirectSwitch needs Workers, got Workers 0" {
+		t.Errorf("NewRegistry(DirectSwitch without Workers) = %v, %v", reg, err)
+	}
 	// Close on a registry without Workers does nothing, and may be repeated.
 	reg := newReg(t)
 	reg.Close()
@@ -26,10 +29,17 @@ func TestWorkersConfig(t *testing.T) {
 // TestWorkersClose runs calls on a registry's kept goroutines — concurrent ones, wrapped
 // ones (two goroutines a call) and ones whose body calls runtime.Goexit or leaves its thread
 // locked — and checks that they end as without Workers, that Close leaves no goroutine
-// behind, and that the registry still runs calls after Close.
+// behind, and that the registry still runs calls after Close. With DirectSwitch the
+// goroutine a locked body leaves is unlocked before the switch back.
 func TestWorkersClose(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		t.Run(fmt.Sprintf("direct=%v", direct), func(t *testing.T) { testWorkersClose(t, direct) })
+	}
+}
+
+func testWorkersClose(t *testing.T, direct bool) {
 	defer goleak.VerifyNone(t)
-	reg, err := tool.NewRegistry(tool.Config{Workers: 2})
+	reg, err := tool.NewRegistry(tool.Config{Workers: 2, DirectSwitch: direct})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,9 +127,10 @@ func newRuntime(ctx context.Context, cfg runtimeConfig) (_ *runtime, err error) 
 		cfg.Mode = tool.ModeNative
 	}
 	c := cfg.Config
-	// Workers: goroutines kept for the calls' contained steps (a wrapped call uses two);
-	// the first undo, so the registry's Close runs last.
-	reg, err := tool.NewRegistry(tool.Config{Mode: cfg.Mode, MaxArgBytes: c.Limits.MaxArgBytes, Workers: 8})
+	// Workers: goroutines kept for the calls' contained steps (a wrapped call uses two),
+	// handed each step by a direct switch (DirectSwitch): no goroutine of dsh that calls
+	// Execute is locked to its thread. The first undo, so the registry's Close runs last.
+	reg, err := tool.NewRegistry(tool.Config{Mode: cfg.Mode, MaxArgBytes: c.Limits.MaxArgBytes, Workers: 8, DirectSwitch: true})
 	if err != nil {
 		return nil, err
 	}

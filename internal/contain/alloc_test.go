@@ -17,15 +17,17 @@ func TestRunnerAllocations(t *testing.T) {
 }
 
 func TestWorkersAllocations(t *testing.T) {
-	ws, err := NewWorkers(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	n := 0
-	r := NewRunnerOn(ws, func(p *int) { *p++ })
-	r.Call(&n) // warm
-	if allocs := testing.AllocsPerRun(100, func() { r.Call(&n) }); allocs > 0 {
-		t.Errorf("a warm Runner.Call on Workers makes %v allocations, want 0", allocs)
-	}
+	forEachMode(t, func(t *testing.T, newWorkers func(int) (*Workers, error)) {
+		ws, err := newWorkers(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.Close()
+		n := 0
+		r := NewRunnerOn(ws, func(p *int) { *p++ })
+		r.Call(&n) // warm
+		if allocs := testing.AllocsPerRun(100, func() { r.Call(&n) }); allocs > 0 {
+			t.Errorf("a warm Runner.Call on Workers makes %v allocations, want 0", allocs)
+		}
+	})
 }

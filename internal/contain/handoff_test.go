@@ -90,7 +90,17 @@ func BenchmarkHandoffCoroutinePerCall(b *testing.B) {
 // BenchmarkWorkersCPU is BenchmarkRunnerCPU on Workers: a parked goroutine whose stack is
 // already grown, woken by a channel send.
 func BenchmarkWorkersCPU(b *testing.B) {
-	ws, err := NewWorkers(1)
+	benchWorkersCPU(b, NewWorkers)
+}
+
+// BenchmarkSwitchWorkersCPU is BenchmarkWorkersCPU on switching Workers: the kept goroutine
+// is switched to directly, without the scheduler.
+func BenchmarkSwitchWorkersCPU(b *testing.B) {
+	benchWorkersCPU(b, NewSwitchWorkers)
+}
+
+func benchWorkersCPU(b *testing.B, newWorkers func(int) (*Workers, error)) {
+	ws, err := newWorkers(1)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,7 +2,10 @@ package contain
 
 import (
 	"errors"
+	"os"
+	"os/exec"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -10,9 +13,26 @@ import (
 	"pgregory.net/rapid"
 )
 
-func newTestWorkers(t *testing.T, idle int) *Workers {
+// workerModes are the two ways Workers hand a call over: through the scheduler
+// (NewWorkers) and by a direct switch (NewSwitchWorkers).
+var workerModes = []struct {
+	name string
+	new  func(idle int) (*Workers, error)
+}{
+	{"scheduled", NewWorkers},
+	{"switch", NewSwitchWorkers},
+}
+
+// forEachMode runs f as a subtest for each of workerModes.
+func forEachMode(t *testing.T, f func(t *testing.T, newWorkers func(int) (*Workers, error))) {
+	for _, m := range workerModes {
+		t.Run(m.name, func(t *testing.T) { f(t, m.new) })
+	}
+}
+
+func newTestWorkers(t *testing.T, newWorkers func(int) (*Workers, error), idle int) *Workers {
 	t.Helper()
-	ws, err := NewWorkers(idle)
+	ws, err := newWorkers(idle)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,9 +41,11 @@ func newTestWorkers(t *testing.T, idle int) *Workers {
 }
 
 func TestNewWorkersRefusesNonPositive(t *testing.T) {
-	for _, n := range []int{0, -1} {
-		if ws, err := NewWorkers(n); err == nil || ws != nil {
-			t.Errorf("NewWorkers(%d) = %v, %v; want an error", n, ws, err)
+	for _, m := range workerModes {
+		for _, n := range []int{0, -1} {
+			if ws, err := m.new(n); err == nil || ws != nil {
+				t.Errorf("%s: new Workers(%d) = %v, %v; want an error", m.name, n, ws, err)
+			}
 		}
 	}
 }
@@ -36,147 +58,157 @@ func idleWorkers(ws *Workers) []*worker {
 }
 
 func TestWorkersStops(t *testing.T) {
-	boom := errors.New("boom")
-	tests := []struct {
-		name   string
-		f      func()
-		value  any
-		goexit bool
-		ok     bool
-		ends   bool // the call ends its goroutine
-	}{
-		{"returns", func() {}, nil, false, true, false},
-		{"panics", func() { panic(boom) }, boom, false, false, false},
-		{"calls Goexit", func() { runtime.Goexit() }, nil, true, false, true},
-		{"calls Goexit after a recovered panic", func() {
-			defer runtime.Goexit()
-			panic("first")
-		}, nil, true, false, true},
-		// The panic is recovered as any other, but the Goexit under it goes on.
-		{"panics after a Goexit began", func() {
-			defer func() { panic(boom) }()
-			runtime.Goexit()
-		}, boom, false, false, true},
-	}
-	type arg struct {
-		f        func()
-		deferred bool
-	}
-	ws := newTestWorkers(t, 1)
-	r := NewRunnerOn(ws, func(a *arg) {
-		defer func() { a.deferred = true }()
-		a.f()
-	})
-	// Each case runs twice, and the runs alternate, so that a goroutine reused after a
-	// panic, and the one started after a Goexit, are seen to start clean.
-	for round := range 2 {
-		for _, tt := range tests {
-			before := idleWorkers(ws)
-			a := &arg{f: tt.f}
-			stop := r.Call(a)
-			if !a.deferred {
-				t.Errorf("%s (round %d): Call returned before f's deferred calls ran", tt.name, round)
-			}
-			if tt.ok {
-				if stop != nil {
-					t.Errorf("%s (round %d): stop = %+v, want nil", tt.name, round, stop)
+	forEachMode(t, func(t *testing.T, newWorkers func(int) (*Workers, error)) {
+		boom := errors.New("boom")
+		tests := []struct {
+			name   string
+			f      func()
+			value  any
+			goexit bool
+			ok     bool
+			ends   bool // the call ends its goroutine
+		}{
+			{"returns", func() {}, nil, false, true, false},
+			{"panics", func() { panic(boom) }, boom, false, false, false},
+			{"calls Goexit", func() { runtime.Goexit() }, nil, true, false, true},
+			{"calls Goexit after a recovered panic", func() {
+				defer runtime.Goexit()
+				panic("first")
+			}, nil, true, false, true},
+			// The panic is recovered as any other, but the Goexit under it goes on.
+			{"panics after a Goexit began", func() {
+				defer func() { panic(boom) }()
+				runtime.Goexit()
+			}, boom, false, false, true},
+		}
+		type arg struct {
+			f        func()
+			deferred bool
+		}
+		ws := newTestWorkers(t, newWorkers, 1)
+		r := NewRunnerOn(ws, func(a *arg) {
+			defer func() { a.deferred = true }()
+			a.f()
+		})
+		// Each case runs twice, and the runs alternate, so that a goroutine reused after a
+		// panic, and the one started after a Goexit, are seen to start clean.
+		for round := range 2 {
+			for _, tt := range tests {
+				before := idleWorkers(ws)
+				a := &arg{f: tt.f}
+				stop := r.Call(a)
+				if !a.deferred {
+					t.Errorf("%s (round %d): Call returned before f's deferred calls ran", tt.name, round)
 				}
-			} else if stop == nil || stop.Goexit != tt.goexit || stop.Value != tt.value {
-				t.Errorf("%s (round %d): stop = %+v, want value %v, goexit %v", tt.name, round, stop, tt.value, tt.goexit)
-			}
-			// The goroutine a Goexit ended is not kept; any other is, and a call after a
-			// Goexit starts a new one.
-			after := idleWorkers(ws)
-			if want := map[bool]int{false: 1, true: 0}[tt.ends]; len(after) != want {
-				t.Fatalf("%s (round %d): %d idle goroutines after the call, want %d", tt.name, round, len(after), want)
-			}
-			if len(before) == 1 && len(after) == 1 && before[0] != after[0] {
-				t.Errorf("%s (round %d): the idle goroutine was not reused", tt.name, round)
+				if tt.ok {
+					if stop != nil {
+						t.Errorf("%s (round %d): stop = %+v, want nil", tt.name, round, stop)
+					}
+				} else if stop == nil || stop.Goexit != tt.goexit || stop.Value != tt.value {
+					t.Errorf("%s (round %d): stop = %+v, want value %v, goexit %v", tt.name, round, stop, tt.value, tt.goexit)
+				}
+				// The goroutine a Goexit ended is not kept; any other is, and a call after a
+				// Goexit starts a new one.
+				after := idleWorkers(ws)
+				if want := map[bool]int{false: 1, true: 0}[tt.ends]; len(after) != want {
+					t.Fatalf("%s (round %d): %d idle goroutines after the call, want %d", tt.name, round, len(after), want)
+				}
+				if len(before) == 1 && len(after) == 1 && before[0] != after[0] {
+					t.Errorf("%s (round %d): the idle goroutine was not reused", tt.name, round)
+				}
 			}
 		}
-	}
+	})
 }
 
 // TestWorkersGoexitEndsGoroutine checks that a goroutine a Goexit ended is gone, not parked.
 func TestWorkersGoexitEndsGoroutine(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	ws := newTestWorkers(t, 2)
-	r := NewRunnerOn(ws, func(f func()) { f() })
-	if stop := r.Call(runtime.Goexit); stop == nil || !stop.Goexit {
-		t.Fatalf("stop = %+v, want a Goexit", stop)
-	}
-	if n := len(idleWorkers(ws)); n != 0 {
-		t.Fatalf("%d idle goroutines after a Goexit, want 0", n)
-	}
-	ws.Close() // nothing idle: every goroutine must already be ending
+	forEachMode(t, func(t *testing.T, newWorkers func(int) (*Workers, error)) {
+		defer goleak.VerifyNone(t)
+		ws := newTestWorkers(t, newWorkers, 2)
+		r := NewRunnerOn(ws, func(f func()) { f() })
+		if stop := r.Call(runtime.Goexit); stop == nil || !stop.Goexit {
+			t.Fatalf("stop = %+v, want a Goexit", stop)
+		}
+		if n := len(idleWorkers(ws)); n != 0 {
+			t.Fatalf("%d idle goroutines after a Goexit, want 0", n)
+		}
+		ws.Close() // nothing idle: every goroutine must already be ending
+	})
 }
 
 func TestWorkersClose(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	ws, err := NewWorkers(4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	r := NewRunnerOn(ws, func(p *int) { *p++ })
-	runConcurrently(t, r, 4, 50)
-	if got := len(idleWorkers(ws)); got == 0 || got > 4 {
-		t.Fatalf("%d idle goroutines, want 1 to 4", got)
-	}
-	ws.Close()
-	if got := len(idleWorkers(ws)); got != 0 {
-		t.Fatalf("%d idle goroutines after Close, want 0", got)
-	}
-	// A call after Close still runs, on a goroutine that ends after it.
-	if stop := r.Call(&n); stop != nil || n != 1 {
-		t.Fatalf("call after Close: stop = %+v, n = %d", stop, n)
-	}
-	if got := len(idleWorkers(ws)); got != 0 {
-		t.Fatalf("%d idle goroutines after a call after Close, want 0", got)
-	}
-	ws.Close() // idempotent
+	forEachMode(t, func(t *testing.T, newWorkers func(int) (*Workers, error)) {
+		defer goleak.VerifyNone(t)
+		ws, err := newWorkers(4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		r := NewRunnerOn(ws, func(p *int) { *p++ })
+		runConcurrently(t, r, 4, 50)
+		if got := len(idleWorkers(ws)); got == 0 || got > 4 {
+			t.Fatalf("%d idle goroutines, want 1 to 4", got)
+		}
+		ws.Close()
+		if got := len(idleWorkers(ws)); got != 0 {
+			t.Fatalf("%d idle goroutines after Close, want 0", got)
+		}
+		// A call after Close still runs, on a goroutine that ends after it.
+		if stop := r.Call(&n); stop != nil || n != 1 {
+			t.Fatalf("call after Close: stop = %+v, n = %d", stop, n)
+		}
+		if got := len(idleWorkers(ws)); got != 0 {
+			t.Fatalf("%d idle goroutines after a call after Close, want 0", got)
+		}
+		ws.Close() // idempotent
+	})
 }
 
 // TestWorkersKeep checks that no more goroutines than asked for wait idle after a burst of
 // concurrent calls, and that the ones that ended are gone.
 func TestWorkersKeep(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	ws, err := NewWorkers(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	r := NewRunnerOn(ws, func(p *int) { *p++ })
-	// Eight calls held inside f at once need eight goroutines.
-	var entered sync.WaitGroup
-	release := make(chan struct{})
-	held := NewRunnerOn(ws, func(*int) {
-		entered.Done()
-		<-release
+	forEachMode(t, func(t *testing.T, newWorkers func(int) (*Workers, error)) {
+		defer goleak.VerifyNone(t)
+		ws, err := newWorkers(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.Close()
+		r := NewRunnerOn(ws, func(p *int) { *p++ })
+		// Eight calls held inside f at once need eight goroutines.
+		var entered sync.WaitGroup
+		release := make(chan struct{})
+		held := NewRunnerOn(ws, func(*int) {
+			entered.Done()
+			<-release
+		})
+		var calls sync.WaitGroup
+		for range 8 {
+			entered.Add(1)
+			calls.Add(1)
+			go func() {
+				defer calls.Done()
+				var n int
+				held.Call(&n)
+			}()
+		}
+		entered.Wait()
+		close(release)
+		calls.Wait()
+		if got := len(idleWorkers(ws)); got != 2 {
+			t.Fatalf("%d idle goroutines after the burst, want 2", got)
+		}
+		runConcurrently(t, r, 2, 20)
 	})
-	var calls sync.WaitGroup
-	for range 8 {
-		entered.Add(1)
-		calls.Add(1)
-		go func() {
-			defer calls.Done()
-			var n int
-			held.Call(&n)
-		}()
-	}
-	entered.Wait()
-	close(release)
-	calls.Wait()
-	if got := len(idleWorkers(ws)); got != 2 {
-		t.Fatalf("%d idle goroutines after the burst, want 2", got)
-	}
-	runConcurrently(t, r, 2, 20)
 }
 
 func TestWorkersConcurrent(t *testing.T) {
-	ws := newTestWorkers(t, 3)
-	r := NewRunnerOn(ws, func(p *int) { *p++ })
-	runConcurrently(t, r, 8, 200)
+	forEachMode(t, func(t *testing.T, newWorkers func(int) (*Workers, error)) {
+		ws := newTestWorkers(t, newWorkers, 3)
+		r := NewRunnerOn(ws, func(p *int) { *p++ })
+		runConcurrently(t, r, 8, 200)
+	})
 }
 
 // runConcurrently makes calls calls on each of n goroutines and checks that each ran f once.
@@ -249,6 +281,93 @@ func TestWorkersThreadLocks(t *testing.T) {
 	ws.Close()
 }
 
+// TestSwitchWorkersThreadLocks checks what switching Workers do with a function that
+// returns with its thread locked once: the lock is undone, the call reports a normal return,
+// and the same goroutine runs later calls. A function that locks and unlocks its thread is
+// an ordinary call.
+func TestSwitchWorkersThreadLocks(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ws, err := NewSwitchWorkers(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewRunnerOn(ws, func(f func()) { f() })
+	calls := []struct {
+		name string
+		f    func()
+	}{
+		{"locks once", runtime.LockOSThread},
+		{"locks and unlocks", func() {
+			runtime.LockOSThread()
+			runtime.UnlockOSThread()
+		}},
+		{"locks twice, unlocks once", func() {
+			runtime.LockOSThread()
+			runtime.LockOSThread()
+			runtime.UnlockOSThread()
+		}},
+	}
+	var kept *worker
+	for _, c := range calls {
+		for range 2 {
+			if stop := r.Call(c.f); stop != nil {
+				t.Fatalf("%s: stop = %+v, want nil", c.name, stop)
+			}
+			idle := idleWorkers(ws)
+			if len(idle) != 1 || kept != nil && idle[0] != kept {
+				t.Fatalf("%s: the goroutine was not kept for the next call", c.name)
+			}
+			kept = idle[0]
+		}
+	}
+	ws.Close()
+}
+
+// TestSwitchWorkersFatalThreadLocks checks the two cases NewSwitchWorkers documents as ending
+// the process, in a child process each: a caller locked to its thread, and a function that
+// returns with its thread locked twice. Both are Go's rule for direct switches between
+// goroutines; the test pins that they fail loudly, with the runtime's message.
+func TestSwitchWorkersFatalThreadLocks(t *testing.T) {
+	if mode := os.Getenv("CONTAIN_FATAL_LOCK"); mode != "" {
+		fatalThreadLock(mode)
+		t.Fatalf("CONTAIN_FATAL_LOCK=%s: the process went on", mode)
+	}
+	for _, mode := range []string{"locked-caller", "locked-twice"} {
+		t.Run(mode, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestSwitchWorkersFatalThreadLocks$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "CONTAIN_FATAL_LOCK="+mode)
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+				t.Fatalf("the child ended with %v, want exit status 2 (a fatal error); output:\n%s", err, out)
+			}
+			if want := "OS thread locking must match"; !strings.Contains(string(out), want) {
+				t.Fatalf("the child's output lacks %q:\n%s", want, out)
+			}
+		})
+	}
+}
+
+// fatalThreadLock makes, in a child process, the switch TestSwitchWorkersFatalThreadLocks
+// expects to end the process.
+func fatalThreadLock(mode string) {
+	ws, err := NewSwitchWorkers(1)
+	if err != nil {
+		panic(err)
+	}
+	r := NewRunnerOn(ws, func(f func()) { f() })
+	switch mode {
+	case "locked-caller":
+		runtime.LockOSThread()
+		r.Call(func() {})
+	case "locked-twice":
+		r.Call(func() {
+			runtime.LockOSThread()
+			runtime.LockOSThread()
+		})
+	}
+}
+
 // TestPropWorkersMatchRunner checks that a Runner on Workers reports every way a function
 // ends exactly as a Runner with a goroutine per call does, over random sequences of calls
 // on one Workers (so that goroutines are reused after panics and replaced after Goexits).
@@ -267,7 +386,8 @@ func TestPropWorkersMatchRunner(t *testing.T) {
 		},
 	}
 	rapid.Check(t, func(t *rapid.T) {
-		ws, err := NewWorkers(rapid.IntRange(1, 3).Draw(t, "idle"))
+		mode := rapid.SampledFrom(workerModes).Draw(t, "mode")
+		ws, err := mode.new(rapid.IntRange(1, 3).Draw(t, "idle"))
 		if err != nil {
 			t.Fatal(err)
 		}
