@@ -2,6 +2,7 @@ package contain
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"testing"
 
@@ -99,19 +100,26 @@ func TestRunner(t *testing.T) {
 		for _, tt := range tests {
 			a := &arg{f: tt.f}
 			stop := r.Call(a)
-			if !a.deferred {
-				t.Errorf("%s (round %d): Call returned before f's deferred calls ran", tt.name, round)
-			}
-			if tt.ok {
-				if stop != nil {
-					t.Errorf("%s (round %d): stop = %+v, want nil", tt.name, round, stop)
-				}
-				continue
-			}
-			if stop == nil || stop.Goexit != tt.goexit || stop.Value != tt.value {
-				t.Errorf("%s (round %d): stop = %+v, want value %v, goexit %v", tt.name, round, stop, tt.value, tt.goexit)
-			}
+			checkStop(t, fmt.Sprintf("%s (round %d)", tt.name, round), a.deferred, stop, tt.ok, tt.value, tt.goexit)
 		}
+	}
+}
+
+// checkStop checks one contained call: its deferred calls ran before Call returned
+// (deferred), and it stopped as expected: not at all when ok, else with value and goexit.
+func checkStop(t *testing.T, name string, deferred bool, stop *Stop, ok bool, value any, goexit bool) {
+	t.Helper()
+	if !deferred {
+		t.Errorf("%s: Call returned before f's deferred calls ran", name)
+	}
+	if ok {
+		if stop != nil {
+			t.Errorf("%s: stop = %+v, want nil", name, stop)
+		}
+		return
+	}
+	if stop == nil || stop.Goexit != goexit || stop.Value != value {
+		t.Errorf("%s: stop = %+v, want value %v, goexit %v", name, stop, value, goexit)
 	}
 }
 

@@ -2,6 +2,7 @@ package contain
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -97,16 +98,7 @@ func TestWorkersStops(t *testing.T) {
 				before := idleWorkers(ws)
 				a := &arg{f: tt.f}
 				stop := r.Call(a)
-				if !a.deferred {
-					t.Errorf("%s (round %d): Call returned before f's deferred calls ran", tt.name, round)
-				}
-				if tt.ok {
-					if stop != nil {
-						t.Errorf("%s (round %d): stop = %+v, want nil", tt.name, round, stop)
-					}
-				} else if stop == nil || stop.Goexit != tt.goexit || stop.Value != tt.value {
-					t.Errorf("%s (round %d): stop = %+v, want value %v, goexit %v", tt.name, round, stop, tt.value, tt.goexit)
-				}
+				checkStop(t, fmt.Sprintf("%s (round %d)", tt.name, round), a.deferred, stop, tt.ok, tt.value, tt.goexit)
 				// The goroutine a Goexit ended is not kept; any other is, and a call after a
 				// Goexit starts a new one.
 				after := idleWorkers(ws)
