@@ -170,9 +170,9 @@ func BenchmarkLoad10k(b *testing.B) {
 // during them (derivations only: the walk allocates nothing, one untimed call warms it),
 // so that the heap has grown to the size it cycles through and its pages are mapped.
 // With a single warm-up call, the timed calls also paid for growing the heap from the log
-// alone to that size (at 100k events about 80 MB of fresh pages, a third of the CPU time
-// of 30 calls), a one-time cost that 300 calls at 10k amortize and 30 calls at 100k do
-// not. The sizes want different -benchtime values for comparable total work
+// alone to that size (fresh pages the kernel faults in: at 100k events and 30 calls, half
+// of their faults and a third of their CPU time), a one-time cost that 300 calls at 10k
+// amortize and 30 calls at 100k do not. The sizes want different -benchtime values for comparable total work
 // (scripts/bench-compare.sh runs each size on its own: 300x / 30x / 10x).
 func BenchmarkDeriveMessages(b *testing.B) {
 	impls := []struct {
