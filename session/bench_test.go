@@ -172,8 +172,9 @@ func BenchmarkLoad10k(b *testing.B) {
 // With a single warm-up call, the timed calls also paid for growing the heap from the log
 // alone to that size (fresh pages the kernel faults in: at 100k events and 30 calls, half
 // of their faults and a third of their CPU time), a one-time cost that 300 calls at 10k
-// amortize and 30 calls at 100k do not. The sizes want different -benchtime values for comparable total work
-// (scripts/bench-compare.sh runs each size on its own: 300x / 30x / 10x).
+// amortize and 30 calls at 100k do not. The sizes want different -benchtime values for
+// comparable total work (scripts/bench-compare.sh runs each size on its own: 300x / 30x /
+// 10x).
 func BenchmarkDeriveMessages(b *testing.B) {
 	impls := []struct {
 		name   string
