@@ -163,23 +163,32 @@ func BenchmarkLoad10k(b *testing.B) {
 // own estimate of the collector's CPU time is an overestimate that grows with the
 // machine's load, so it is not reported), and faults/op, the minor page faults of one call
 // (fresh memory the kernel zero-fills on first touch), with sys-ns/event, the CPU time
-// the process spent in the kernel (where those faults are served). One call runs untimed first, so that the first timed call
-// does not pay for growing the heap. The sizes want different -benchtime values for
+// the process spent in the kernel (where those faults are served).
+//
+// The timed calls run at the heap's steady state, what every call of a long session pays:
+// after a forced collection, untimed calls run until two collections have completed
+// during them (derivations only: the walk allocates nothing, one untimed call warms it),
+// so that the heap has grown to the size it cycles through and its pages are mapped.
+// With a single warm-up call, the timed calls also paid for growing the heap from the log
+// alone to that size (fresh pages the kernel faults in: at 100k events and 30 calls, half
+// of their faults and a third of their CPU time), a one-time cost that 300 calls at 10k
+// amortize and 30 calls at 100k do not. The sizes want different -benchtime values for
 // comparable total work (scripts/bench-compare.sh runs each size on its own: 300x / 30x /
-// 10x; at 1M, fewer than about five calls may see no collection at all and take fresh
-// pages for every result, which is not what a long run pays).
+// 10x).
 func BenchmarkDeriveMessages(b *testing.B) {
 	impls := []struct {
 		name   string
 		loaded bool
 		derive func([]Event) ([]content.Message, error)
+		// allocates marks the derivations, which warm up to the heap's steady state.
+		allocates bool
 	}{
-		{"derive", false, DeriveMessages},
-		{"reference", false, deriveReference},
-		{"walk", false, walkSurface},
-		{"derive-loaded", true, DeriveMessages},
-		{"walk-loaded", true, walkSurface},
-		{"derive-nogc", false, nil},
+		{"derive", false, DeriveMessages, true},
+		{"reference", false, deriveReference, true},
+		{"walk", false, walkSurface, false},
+		{"derive-loaded", true, DeriveMessages, true},
+		{"walk-loaded", true, walkSurface, false},
+		{"derive-nogc", false, nil, true},
 	}
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
 		var live, loaded []Event
@@ -199,23 +208,28 @@ func BenchmarkDeriveMessages(b *testing.B) {
 					benchDeriveNoGC(b, n, evs)
 					return
 				}
-				benchDerive(b, n, evs, impl.derive)
+				benchDerive(b, n, evs, impl.derive, impl.allocates)
 			})
 		}
 	}
 }
 
 // benchDerive runs derive over evs (a log of n events) as BenchmarkDeriveMessages
-// describes: one untimed warm-up call, then the timed calls, reporting wall and CPU time an
-// event, the collections and the page faults of a call.
-func benchDerive(b *testing.B, n int, evs []Event, derive func([]Event) ([]content.Message, error)) {
+// describes: untimed warm-up calls up to the heap's steady state, then the timed calls,
+// reporting wall and CPU time an event, the collections and the page faults of a call.
+func benchDerive(b *testing.B, n int, evs []Event, derive func([]Event) ([]content.Message, error), allocates bool) {
 	b.Helper()
-	if _, err := derive(evs); err != nil { // the warm-up call
-		b.Fatal(err)
-	}
 	// Neither building the log nor the previous sub-benchmark's garbage is charged to
 	// this one's CPU time by a collection still running.
 	runtime.GC()
+	maxCalls := 1
+	if allocates {
+		maxCalls = maxWarmUpCalls
+	}
+	warmCalls, warmGCs, err := warmUpDerive(evs, derive, maxCalls)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.ReportAllocs()
 	reportCPU := cputime.PerOp(b, "cpu-ns/event", n)
 	gc0 := gcCycles()
@@ -235,6 +249,31 @@ func benchDerive(b *testing.B, n int, evs []Event, derive func([]Event) ([]conte
 		b.ReportMetric(float64(faults1-faults0)/float64(b.N), "faults/op")
 		b.ReportMetric(float64(sys1-sys0)/float64(b.N)/float64(n), "sys-ns/event")
 	}
+	// After the loop: the loop's start clears the metrics reported before it.
+	b.ReportMetric(float64(warmCalls), "warmup-calls")
+	b.ReportMetric(float64(warmGCs), "warmup-gcs")
+}
+
+// warmUpCollections and maxWarmUpCalls bound benchDerive's warm-up of a derivation: it
+// stops once warmUpCollections collections have completed during its calls, or after
+// maxWarmUpCalls calls. The walk, which allocates nothing, warms up with one call.
+const (
+	warmUpCollections = 2
+	maxWarmUpCalls    = 64
+)
+
+// warmUpDerive calls derive over evs, untimed, at least once and until the heap has
+// reached its steady state: warmUpCollections collections completed during the calls, or
+// maxCalls calls. It returns the calls it made and the collections completed during them.
+func warmUpDerive(evs []Event, derive func([]Event) ([]content.Message, error), maxCalls int) (calls int, gcs uint64, err error) {
+	gc0 := gcCycles()
+	for calls == 0 || (calls < maxCalls && gcCycles()-gc0 < warmUpCollections) {
+		if _, err := derive(evs); err != nil {
+			return calls, gcCycles() - gc0, err
+		}
+		calls++
+	}
+	return calls, gcCycles() - gc0, nil
 }
 
 // benchDeriveNoGC runs DeriveMessages over evs with the collector off during each call and

@@ -2,7 +2,9 @@ package session
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"testing"
 	"unsafe"
@@ -498,5 +500,48 @@ func TestParsedEventInternsTypes(t *testing.T) {
 	}
 	if e.Type != "x/new" || e.SurfaceOp != "replace" {
 		t.Errorf("parsed %q, %q; want x/new, replace", e.Type, e.SurfaceOp)
+	}
+}
+
+// TestWarmUpDerive pins when BenchmarkDeriveMessages' warm-up stops: after
+// warmUpCollections collections, after maxCalls calls, or at the first error, and never
+// before one call.
+func TestWarmUpDerive(t *testing.T) {
+	errBad := errors.New("bad log")
+	collect := func([]Event) ([]content.Message, error) { runtime.GC(); return nil, nil }
+	idle := func([]Event) ([]content.Message, error) { return nil, nil }
+	failing := func([]Event) ([]content.Message, error) { return nil, errBad }
+	for _, c := range []struct {
+		name     string
+		derive   func([]Event) ([]content.Message, error)
+		maxCalls int
+		check    func(t *testing.T, calls int, gcs uint64, err error)
+	}{
+		{"stops after the collections", collect, maxWarmUpCalls, func(t *testing.T, calls int, gcs uint64, err error) {
+			if err != nil || calls < 1 || calls > warmUpCollections || gcs < warmUpCollections {
+				t.Errorf("calls %d, collections %d, err %v; want 1..%d calls and at least %d collections", calls, gcs, err, warmUpCollections, warmUpCollections)
+			}
+		}},
+		{"at least one call", idle, 0, func(t *testing.T, calls int, gcs uint64, err error) {
+			if err != nil || calls != 1 {
+				t.Errorf("calls %d, err %v; want exactly 1 call", calls, err)
+			}
+		}},
+		{"stops at maxCalls", idle, 5, func(t *testing.T, calls int, gcs uint64, err error) {
+			// Only collections started elsewhere could stop it earlier.
+			if err != nil || (calls != 5 && gcs < warmUpCollections) {
+				t.Errorf("calls %d, collections %d, err %v; want 5 calls", calls, gcs, err)
+			}
+		}},
+		{"stops at an error", failing, maxWarmUpCalls, func(t *testing.T, calls int, gcs uint64, err error) {
+			if !errors.Is(err, errBad) || calls != 0 {
+				t.Errorf("calls %d, err %v; want 0 calls and %v", calls, err, errBad)
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			calls, gcs, err := warmUpDerive(nil, c.derive, c.maxCalls)
+			c.check(t, calls, gcs, err)
+		})
 	}
 }
