@@ -190,6 +190,28 @@ func FuzzScanCall(f *testing.F) {
 	})
 }
 
+// FuzzScanIdle checks that whatever idle frame the fast path accepts, the generic decoder
+// decodes to the same frame, and that isIdleFor agrees with both.
+func FuzzScanIdle(f *testing.F) {
+	f.Add([]byte(`{"type":"idle","id":1}`), int64(1))
+	f.Add([]byte(`{"type":"idle","id":9007199254740991}`), int64(9007199254740991))
+	f.Add([]byte(`{"type":"idle","id":12}`), int64(2))
+	f.Add([]byte(`{"type":"idle","id":00}`), int64(0))
+	f.Fuzz(func(t *testing.T, line []byte, id int64) {
+		fast, ok := scanIdle(line)
+		if isIdleFor(line, id) != (ok && fast.id == id) {
+			t.Fatalf("isIdleFor(%q, %d) disagrees with scanIdle %+v %v", line, id, fast, ok)
+		}
+		if !ok {
+			return
+		}
+		slow, ok := decodeGeneric(line)
+		if !ok || slow.kind != frameIdle || slow.id != fast.id {
+			t.Fatalf("scanIdle(%q) = %+v, generic decoder %+v %v", line, fast, slow, ok)
+		}
+	})
+}
+
 // BenchmarkDecodeCall is the host's decode of a binding call frame, fast path and generic
 // decoder.
 func BenchmarkDecodeCall(b *testing.B) {
