@@ -24,7 +24,7 @@ type loopback struct {
 	calls   int
 	idles   []int64 // the calls the worker's idle frames named, in order
 	done    []byte  // the done frame
-	err     error  // the first frame the loopback could not answer
+	err     error   // the first frame the loopback could not answer
 }
 
 // newLoopback returns a loopback whose input starts with the start frame of program,
