@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
@@ -329,6 +330,45 @@ func (fr *frameReader) peekLine() ([]byte, bool) {
 		return nil, false
 	}
 	return b[:i], true
+}
+
+// tryReader is an input (rawPipe) that can be read without waiting, and waited for
+// briefly without the Go poller.
+type tryReader interface {
+	// setTry makes the reads that follow fail with errNotReady instead of waiting when
+	// there is nothing to read, or with on false, wait again.
+	setTry(on bool)
+	// waitReadable waits at most d for the input to hold something and reports whether
+	// it does.
+	waitReadable(d time.Duration) bool
+}
+
+// errNotReady is what a try read fails with when the input holds nothing.
+var errNotReady = errors.New("nothing to read yet")
+
+// hasLine reports whether a complete line is buffered.
+func (fr *frameReader) hasLine() bool {
+	_, ok := fr.peekLine()
+	return ok
+}
+
+// tryLine is peekLine that, when no complete line is buffered and src (the reader's input)
+// is a tryReader, first reads what src holds without waiting. A line returned earlier by
+// next may be overwritten.
+func (fr *frameReader) tryLine(src io.Reader) ([]byte, bool) {
+	if line, ok := fr.peekLine(); ok {
+		return line, true
+	}
+	t, ok := src.(tryReader)
+	if !ok || fr.r.Buffered() == fr.r.Size() {
+		return nil, false
+	}
+	t.setTry(true)
+	// One read at most; its error (errNotReady, or the end of the input, which the next
+	// ordinary read meets again) is dropped.
+	fr.r.Peek(fr.r.Buffered() + 1)
+	t.setTry(false)
+	return fr.peekLine()
 }
 
 // skipLine consumes the line peekLine returned.

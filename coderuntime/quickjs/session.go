@@ -501,11 +501,20 @@ func replyFailure(id int64, message string) []byte {
 	return append(b, '}', '\n')
 }
 
+// idleWaitMax bounds how long the output reader waits, after a binding call frame that
+// came alone, for what follows it, before it hands the call to a carrier: the worker's
+// idle frame for the call comes when the worker's turn ends, tens of microseconds after
+// the call frame on a machine of two cores. Any frame ends the wait; a program that
+// computes after a call sees the call start at most this much later (plus the kernel's
+// timer slack, 50 µs by default).
+const idleWaitMax = 50 * time.Microsecond
+
 // read handles the worker's frames until its output ends or the run settles. Junk is
 // dropped; an oversized frame settles the run and ends the reading.
 //
 // A binding call whose idle frame (the worker will send nothing more until the call's
-// reply) the reader holds already, right after the call, is carried by the reader itself:
+// reply) follows it — read with it, or arrived within idleWaitMax — is carried by the
+// reader itself:
 // it invokes the binding and writes the reply as a carrier would, with no hand-off to
 // another goroutine, and reads on afterwards. Nothing is lost meanwhile: an honest worker
 // sends nothing until the reply, a lying one only delays its own frames, and the run
@@ -513,7 +522,7 @@ func replyFailure(id int64, message string) []byte {
 func (s *session) read(out io.Reader) {
 	fr := newFrameReader(out, s.rt.frameLimit())
 	idle := func(id int64) bool {
-		line, ok := fr.peekLine()
+		line, ok := fr.tryLine(out)
 		if !ok || !isIdleFor(line, id) {
 			return false
 		}
@@ -535,6 +544,14 @@ func (s *session) read(out io.Reader) {
 			}
 			// The frame's raw values point into the reader's buffer; handle parses them
 			// into fresh values (jsonv.Parse keeps nothing of its input) before the next read.
+			if f.kind == frameCall && !fr.hasLine() {
+				// The worker writes a call's idle frame when its turn ends, a little after
+				// the call: give it that long to come, without reading (the buffer holds
+				// the call's arguments), before the call goes to a carrier.
+				if t, ok := out.(tryReader); ok {
+					t.waitReadable(idleWaitMax)
+				}
+			}
 		}
 		s.mu.Lock()
 		var c bindingCall
