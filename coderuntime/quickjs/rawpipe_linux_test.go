@@ -222,7 +222,7 @@ func TestPrefixedReaderTries(t *testing.T) {
 	if !src.waitReadable(time.Hour) {
 		t.Fatal("waitReadable reports a pipe holding bytes not readable")
 	}
-	// The prefix's unterminated "q" and the pipe's "r\\n" make one line.
+	// The prefix's unterminated "q" and the pipe's "r" make one line.
 	if line, ok = fr.tryLine(src); !ok || string(line) != "qr" {
 		t.Fatalf("tryLine = %q, %v; want qr", line, ok)
 	}
