@@ -538,9 +538,9 @@ func (w *worker) waitDirect() bool {
 // sayIdle writes the idle frame for the one outstanding binding call, once for that call,
 // when the worker is about to wait with nothing else to run: no job left in the queue (the
 // caller knows), no timer armed (a cleared timer's entry may stay in the heap, but firing
-// it runs nothing), exactly one call outstanding. It tells the host that the
-// worker will send nothing more until that call's reply, so the host's output reader may
-// carry the call itself instead of handing it to another goroutine (see session.read).
+// it runs nothing), exactly one call outstanding. It tells the host that the worker will
+// send nothing more until that call's reply, so the host's output reader may carry the
+// call itself instead of handing it to another goroutine (see session.read).
 func (w *worker) sayIdle() {
 	if w.stopped || w.done || len(w.outstanding) != 1 || len(w.timerIDs) > 0 {
 		return
