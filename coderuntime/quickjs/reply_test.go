@@ -230,3 +230,22 @@ func BenchmarkDecodeCall(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecodeIdle is the host's decode of an idle frame read on its own (one that came
+// after its call was handed to a carrier), through the fast path and the generic decoder.
+func BenchmarkDecodeIdle(b *testing.B) {
+	line := []byte(`{"type":"idle","id":123}`)
+	for _, c := range []struct {
+		name string
+		dec  func([]byte) (inbound, bool)
+	}{{"scan", decodeWorkerFrame}, {"generic", decodeGeneric}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if f, ok := c.dec(line); !ok || f.kind != frameIdle || f.id != 123 {
+					b.Fatal("refused")
+				}
+			}
+		})
+	}
+}
