@@ -18,7 +18,10 @@ func countCarriers(rt *Runtime) *atomic.Int32 {
 }
 
 // TestSequentialCallsShareACarrier: a program that awaits each call before making the next
-// is served by one carrier goroutine for the whole run, in every process model.
+// is served by at most one carrier goroutine for the whole run, in every process model:
+// the calls whose idle frame the output reader held with the call are carried by the
+// reader itself (how many depends on how the worker's writes meet the reader's reads), the
+// others by that one carrier.
 func TestSequentialCallsShareACarrier(t *testing.T) {
 	forEachMode(t, Config{}, func(t *testing.T, rt *Runtime) {
 		carriers := countCarriers(rt)
@@ -27,8 +30,8 @@ func TestSequentialCallsShareACarrier(t *testing.T) {
 		}})
 		res := run(t, rt, `let n = 0; for (let i = 0; i < 50; i++) n = await tools.inc(n); return n`, inc)
 		wantValue(t, res, "50")
-		if n := carriers.Load(); n != 1 {
-			t.Fatalf("%d carriers started for 50 sequential calls, want 1", n)
+		if n := carriers.Load(); n > 1 {
+			t.Fatalf("%d carriers started for 50 sequential calls, want at most 1", n)
 		}
 	})
 }

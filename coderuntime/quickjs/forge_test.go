@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -115,6 +116,45 @@ func forgedWorker(scenario string) int {
 		)
 		replies(5)
 		send(`{"type":"done","value":"ok"}`)
+		return hang()
+	case "idle":
+		// Idle frames as a lying or buggy worker may send them. Each send is one write,
+		// far below what a pipe takes at once, so the host reads each batch whole.
+		call := func(id int, arg string) string {
+			return fmt.Sprintf(`{"type":"call","id":%d,"global":"tools","name":"echo","args":%q}`, id, arg)
+		}
+		idle := func(id int) string { return fmt.Sprintf(`{"type":"idle","id":%d}`, id) }
+		var got []string
+		// Before any call, then a call with its idle frame: the reader carries call 1.
+		send(idle(5), call(1, "a"), idle(1))
+		got = append(got, replies(1))
+		// Call 2 with its idle frame (carried), a duplicate, frames after the idle frame
+		// (a log, call 3), an idle frame for an unknown call, one for call 3 that does not
+		// follow it (so call 3 goes to a carrier), malformed ones.
+		send(call(2, "b"), idle(2), idle(2), `{"type":"log","text":"after idle"}`, call(3, "c"), idle(99), idle(3),
+			`{"type":"idle","id":"3"}`, `{"type":"idle"}`, `{"type":"idle","id":-1}`, `{"type":"idle","id":3.5}`,
+			`{"type":"idle", "id":3}`)
+		got = append(got, replies(2))
+		// Two calls outstanding, then an idle frame for the second: call 4 goes to a
+		// carrier, the reader carries call 5.
+		send(call(4, "d"), call(5, "e"), idle(5))
+		got = append(got, replies(2))
+		var all []string
+		for _, r := range got {
+			var frames []json.RawMessage
+			if json.Unmarshal([]byte(r), &frames) != nil {
+				return 4
+			}
+			for _, f := range frames {
+				all = append(all, string(f))
+			}
+		}
+		slices.Sort(all)
+		send(`{"type":"done","value":[` + strings.Join(all, ",") + `]}`)
+		return hang()
+	case "idle-slow":
+		// A call the reader carries, whose binding only returns when the run ends.
+		send(`{"type":"call","id":1,"global":"tools","name":"slow","args":null}`, `{"type":"idle","id":1}`)
 		return hang()
 	case "flood":
 		for range 50 {

@@ -22,8 +22,9 @@ type loopback struct {
 	in      bytes.Buffer // frames waiting for the worker
 	pending []byte       // a partial line written by the worker
 	calls   int
-	done    []byte // the done frame
-	err     error  // the first frame the loopback could not answer
+	idles   []int64 // the calls the worker's idle frames named, in order
+	done    []byte  // the done frame
+	err     error   // the first frame the loopback could not answer
 }
 
 // newLoopback returns a loopback whose input starts with the start frame of program,
@@ -88,6 +89,12 @@ func (l *loopback) frame(line []byte) {
 	case bytes.HasPrefix(line, []byte(`{"type":"ready"}`)), bytes.HasPrefix(line, []byte(`{"type":"log"`)):
 	case bytes.HasPrefix(line, []byte(`{"type":"done"`)):
 		l.done = bytes.Clone(line)
+	case bytes.HasPrefix(line, []byte(idleHead)):
+		f, ok := scanIdle(line)
+		if !ok && l.err == nil {
+			l.err = fmt.Errorf("loopback: malformed idle frame %q", line)
+		}
+		l.idles = append(l.idles, f.id)
 	default:
 		f, ok := scanCall(line)
 		if !ok {

@@ -148,13 +148,30 @@ func (p *osProcess) stdout() io.ReadCloser {
 	if len(p.prefix) == 0 {
 		return newRawPipe(p.out)
 	}
-	return prefixedReader{io.MultiReader(bytes.NewReader(p.prefix), newRawPipe(p.out)), p.out}
+	pipe := newRawPipe(p.out)
+	return prefixedReader{io.MultiReader(bytes.NewReader(p.prefix), pipe), p.out, pipe}
 }
 
 // prefixedReader reads bytes read ahead before the rest of a file.
 type prefixedReader struct {
 	io.Reader
 	io.Closer
+	pipe io.Reader // the file's reader, which follows the bytes read ahead
+}
+
+// setTry and waitReadable are the pipe's (see tryReader); while bytes read ahead are left,
+// a read takes them without waiting anyway.
+func (r prefixedReader) setTry(on bool) {
+	if t, ok := r.pipe.(tryReader); ok {
+		t.setTry(on)
+	}
+}
+
+func (r prefixedReader) waitReadable(d time.Duration) bool {
+	if t, ok := r.pipe.(tryReader); ok {
+		return t.waitReadable(d)
+	}
+	return false
 }
 
 // readyFrame is the line a worker writes once it has prepared (before it reads its start

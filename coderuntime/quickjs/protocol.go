@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
@@ -28,6 +29,10 @@ import (
 //	                                         waits for it; a run drops it)
 //	{"type":"log","text":"…"}
 //	{"type":"call","id":N,"global":"…","name":"…","args":<json>}
+//	{"type":"idle","id":N}                   the worker sends nothing more until call N's
+//	                                         reply (the host's reader may carry call N
+//	                                         itself; anywhere but right after call N the
+//	                                         frame is ignored)
 //	{"type":"output-limit"}                  the worker's own ledger overflowed
 //	{"type":"budget"}                        the worker's busy time reached computeMs
 //	{"type":"oom"}                           the JavaScript heap limit was reached
@@ -105,6 +110,7 @@ const (
 	frameDone
 	frameOOM
 	frameExit
+	frameIdle
 	frameTooLarge // not a frame: the worker sent a line over the frame bound
 )
 
@@ -129,6 +135,9 @@ const maxCallID = 1<<53 - 1
 // is not a well-formed frame of a known type with correctly typed fields.
 func decodeWorkerFrame(line []byte) (inbound, bool) {
 	if f, ok := scanCall(line); ok {
+		return f, true
+	}
+	if f, ok := scanIdle(line); ok {
 		return f, true
 	}
 	return decodeGeneric(line)
@@ -158,6 +167,12 @@ func decodeGeneric(line []byte) (inbound, bool) {
 			return inbound{}, false
 		}
 		return inbound{kind: frameCall, id: id, global: *f.Global, name: *f.Name, args: f.Args}, true
+	case "idle":
+		id, ok := callID(f.ID)
+		if !ok {
+			return inbound{}, false
+		}
+		return inbound{kind: frameIdle, id: id}, true
 	case "output-limit":
 		return inbound{kind: frameOutputLimit}, true
 	case "budget":
@@ -279,6 +294,85 @@ const (
 	callName   = `","name":"`
 	callArgs   = `","args":`
 )
+
+// idleHead is the idle frame as the worker writes it (worker.sayIdle), up to the id; a
+// closing brace follows the id.
+const idleHead = `{"type":"idle","id":`
+
+// scanIdle decodes the idle frame exactly as an honest worker writes it, without the
+// generic decoder (the worker sends one for most binding calls); anything else is left to
+// the generic decoder, which decodes what scanIdle accepts to the same frame (FuzzScanIdle).
+func scanIdle(line []byte) (inbound, bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(idleHead))
+	if !ok {
+		return inbound{}, false
+	}
+	id, rest, ok := cutDecimalID(rest, 16)
+	if !ok || id > maxCallID || len(rest) != 1 || rest[0] != '}' {
+		return inbound{}, false
+	}
+	return inbound{kind: frameIdle, id: id}, true
+}
+
+// isIdleFor reports whether line is the idle frame for call id exactly as an honest worker
+// writes it. The reader carries a call itself only on this form, right after the call.
+func isIdleFor(line []byte, id int64) bool {
+	f, ok := scanIdle(line)
+	return ok && f.id == id
+}
+
+// peekLine returns the next complete line the reader holds already, without its newline
+// and without consuming it, or false when no complete line is buffered: it never reads.
+func (fr *frameReader) peekLine() ([]byte, bool) {
+	b, _ := fr.r.Peek(fr.r.Buffered())
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return nil, false
+	}
+	return b[:i], true
+}
+
+// tryReader is an input (rawPipe) that can be read without waiting, and waited for
+// briefly without the Go poller.
+type tryReader interface {
+	// setTry makes the reads that follow fail with errNotReady instead of waiting when
+	// there is nothing to read, or with on false, wait again.
+	setTry(on bool)
+	// waitReadable waits at most d for the input to hold something and reports whether
+	// it does.
+	waitReadable(d time.Duration) bool
+}
+
+// errNotReady is what a try read fails with when the input holds nothing.
+var errNotReady = errors.New("nothing to read yet")
+
+// hasLine reports whether a complete line is buffered.
+func (fr *frameReader) hasLine() bool {
+	_, ok := fr.peekLine()
+	return ok
+}
+
+// tryLine is peekLine that, when no complete line is buffered and src (the reader's input)
+// is a tryReader, first reads what src holds without waiting. A line returned earlier by
+// next may be overwritten.
+func (fr *frameReader) tryLine(src io.Reader) ([]byte, bool) {
+	if line, ok := fr.peekLine(); ok {
+		return line, true
+	}
+	t, ok := src.(tryReader)
+	if !ok || fr.r.Buffered() == fr.r.Size() {
+		return nil, false
+	}
+	t.setTry(true)
+	// One read at most; its error (errNotReady, or the end of the input, which the next
+	// ordinary read meets again) is dropped.
+	fr.r.Peek(fr.r.Buffered() + 1)
+	t.setTry(false)
+	return fr.peekLine()
+}
+
+// skipLine consumes the line peekLine returned.
+func (fr *frameReader) skipLine(line []byte) { fr.r.Discard(len(line) + 1) }
 
 // cutDecimalID cuts the id that starts b: a non-negative decimal integer of at most
 // maxDigits digits without leading zeros, as strconv writes it. It returns the id and what

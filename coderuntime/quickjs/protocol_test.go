@@ -22,6 +22,10 @@ func TestDecodeWorkerFrame(t *testing.T) {
 		{`{"type":"call","id":3,"global":"tools","name":"x","args":{"a":[1]}}`, &inbound{kind: frameCall, id: 3, global: "tools", name: "x", args: []byte(`{"a":[1]}`)}},
 		{`{"type":"call","id":9007199254740991,"global":"g","name":"n","args":null}`, &inbound{kind: frameCall, id: 9007199254740991, global: "g", name: "n", args: []byte(`null`)}},
 		{`{"type":"call","id":0,"global":"g","name":"n","args":"\ud800"}`, &inbound{kind: frameCall, global: "g", name: "n", args: []byte(`"\ud800"`)}},
+		{`{"type":"idle","id":7}`, &inbound{kind: frameIdle, id: 7}},
+		{`{"type":"idle","id":0}`, &inbound{kind: frameIdle}},
+		{`{ "id": 7, "type": "idle" }`, &inbound{kind: frameIdle, id: 7}},
+		{`{"type":"idle","id":9007199254740991}`, &inbound{kind: frameIdle, id: 9007199254740991}},
 		{`{"type":"output-limit"}`, &inbound{kind: frameOutputLimit}},
 		{`{"type":"budget"}`, &inbound{kind: frameBudget}},
 		{`{"type":"oom"}`, &inbound{kind: frameOOM}},
@@ -47,6 +51,9 @@ func TestDecodeWorkerFrame(t *testing.T) {
 		{`{"type":"call","id":1,"name":"n","args":{}}`, nil},
 		{`{"type":"call","id":1,"global":"g","name":false,"args":{}}`, nil},
 		{`{"type":"done","error":null}`, nil},
+		{`{"type":"idle"}`, nil}, {`{"type":"idle","id":"7"}`, nil}, {`{"type":"idle","id":-1}`, nil},
+		{`{"type":"idle","id":1.5}`, nil}, {`{"type":"idle","id":9007199254740992}`, nil},
+		{`{"type":"idle","id":null}`, nil}, {`{"type":"idle","id":7} x`, nil}, {`{"type":"idle","id":07}`, nil},
 		{`{"type":"exit"}`, nil}, {`{"type":"exit","code":"7"}`, nil}, {`{"type":"exit","code":1.5}`, nil},
 		{`{"type":"exit","code":2147483648}`, nil}, {`{"type":"exit","code":1e3}`, nil},
 		{`{"type":"done","error":{"kind":"timeout","message":"m"}}`, nil},
@@ -76,6 +83,7 @@ func FuzzDecodeWorkerFrame(f *testing.F) {
 		`{"type":"log","text":"hi"}`, `{"type":"call","id":3,"global":"tools","name":"x","args":{}}`,
 		`{"type":"done","value":[1,{"a":null}]}`, `{"type":"done","error":{"kind":"exception","message":"m"}}`,
 		`{"type":"output-limit"}`, `{"type":"budget"}`, `{"type":"oom"}`, `{"type":"exit","code":3}`, `null`, "\xff", `{"type":"done","value":-0}`,
+		`{"type":"idle","id":12}`, `{"type":"idle","id":"12"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -90,7 +98,7 @@ func FuzzDecodeWorkerFrame(f *testing.F) {
 			if got.code < math.MinInt32 || got.code > math.MaxInt32 {
 				t.Fatalf("exit code %d out of range", got.code)
 			}
-		case frameCall:
+		case frameCall, frameIdle:
 			if got.id < 0 || got.id > maxCallID {
 				t.Fatalf("call id %d out of range", got.id)
 			}

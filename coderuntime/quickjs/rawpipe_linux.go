@@ -7,7 +7,10 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // rawPipe reads and writes a non-blocking pipe through the Go poller, making each read and
@@ -28,6 +31,12 @@ type rawPipe struct {
 	rn     int
 	rerrno syscall.Errno
 	readFn func(fd uintptr) bool
+	// try makes a read that finds the pipe empty fail with errNotReady instead of parking
+	// (setTry). wait and ready are the state of waitReadable, waitFn its callback.
+	try    bool
+	wait   time.Duration
+	ready  bool
+	waitFn func(fd uintptr) bool
 
 	wmu     sync.Mutex
 	wbuf    []byte
@@ -44,7 +53,7 @@ func newRawPipe(f *os.File) io.ReadWriteCloser {
 		return f
 	}
 	p := &rawPipe{f: f, rc: rc}
-	p.readFn, p.writeFn = p.readRaw, p.writeRaw
+	p.readFn, p.writeFn, p.waitFn = p.readRaw, p.writeRaw, p.pollRaw
 	return p
 }
 
@@ -61,12 +70,47 @@ func (p *rawPipe) Read(b []byte) (int, error) {
 	switch {
 	case err != nil: // the file was closed
 		return 0, &os.PathError{Op: "read", Path: p.f.Name(), Err: err}
+	case errno == syscall.EAGAIN:
+		return 0, errNotReady
 	case errno != 0:
 		return 0, &os.PathError{Op: "read", Path: p.f.Name(), Err: errno}
 	case n == 0:
 		return 0, io.EOF
 	}
 	return n, nil
+}
+
+// setTry makes the reads that follow tries, which fail with errNotReady when the pipe
+// holds nothing, or with on false, ordinary reads that wait in the poller again.
+func (p *rawPipe) setTry(on bool) {
+	p.rmu.Lock()
+	p.try = on
+	p.rmu.Unlock()
+}
+
+// waitReadable waits until the pipe holds something or is closed at its other end (true),
+// or until d has passed (false), in a ppoll(2) that keeps the thread's P: it is meant for
+// waits far shorter than the 10 ms after which the runtime's monitor preempts a goroutine
+// that keeps its P, and a thread that keeps its P returns to it without waking another.
+// A signal ends the wait early. The timeout is at least d, and the kernel may stretch it
+// by its timer slack (50 µs by default).
+func (p *rawPipe) waitReadable(d time.Duration) bool {
+	p.rmu.Lock()
+	defer p.rmu.Unlock()
+	p.wait, p.ready = d, false
+	if err := p.rc.Read(p.waitFn); err != nil {
+		return false
+	}
+	return p.ready
+}
+
+// pollRaw is waitReadable's one ppoll on the descriptor.
+func (p *rawPipe) pollRaw(fd uintptr) bool {
+	fds := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	ts := unix.NsecToTimespec(int64(p.wait))
+	r, _, e := syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+	p.ready = e == 0 && r > 0
+	return true
 }
 
 // readRaw is one attempt to read into rbuf; it reports false to wait until readable.
@@ -77,6 +121,10 @@ func (p *rawPipe) readRaw(fd uintptr) bool {
 		case syscall.EINTR:
 			continue
 		case syscall.EAGAIN:
+			if p.try {
+				p.rerrno = e
+				return true
+			}
 			return false
 		}
 		p.rn, p.rerrno = int(r), e

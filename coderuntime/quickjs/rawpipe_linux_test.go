@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // rawPipePair returns both ends of a fresh pipe wrapped as rawPipes.
@@ -124,5 +125,105 @@ func BenchmarkPipeFrame(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestFrameReaderTryLine: over a pipe, tryLine returns the next complete line when it is
+// buffered or the pipe holds it already, and reports false at once, without waiting, when
+// the pipe holds no complete line; waitReadable tells an empty pipe from one that holds
+// something or whose writer is gone.
+func TestFrameReaderTryLine(t *testing.T) {
+	r, w := rawPipePair(t)
+	pipe := r.(*rawPipe)
+	fr := newFrameReader(r, 1024)
+	write := func(s string) {
+		t.Helper()
+		if _, err := w.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := func(line []byte, ok bool, wantLine string, wantOK bool) {
+		t.Helper()
+		if ok != wantOK || string(line) != wantLine {
+			t.Fatalf("tryLine = %q, %v; want %q, %v", line, ok, wantLine, wantOK)
+		}
+	}
+	write("a\n")
+	if line, err := fr.next(); err != nil || string(line) != "a" {
+		t.Fatalf("next = %q, %v", line, err)
+	}
+	line, ok := fr.tryLine(r)
+	want(line, ok, "", false) // an empty pipe: no wait
+	if pipe.waitReadable(time.Microsecond) {
+		t.Fatal("waitReadable reports an empty pipe readable")
+	}
+	write("b\nc")
+	if !pipe.waitReadable(time.Hour) {
+		t.Fatal("waitReadable reports a pipe holding bytes not readable")
+	}
+	if fr.hasLine() {
+		t.Fatal("hasLine before the pipe was read")
+	}
+	line, ok = fr.tryLine(r)
+	want(line, ok, "b", true)
+	fr.skipLine(line)
+	line, ok = fr.tryLine(r)
+	want(line, ok, "", false) // "c" has no newline yet
+	write("\n")
+	line, ok = fr.tryLine(r)
+	want(line, ok, "c", true)
+	if !fr.hasLine() {
+		t.Fatal("hasLine after tryLine buffered a line")
+	}
+	fr.skipLine(line)
+	// A read after tries waits again: it gets what is written later.
+	got := make(chan string, 1)
+	go func() {
+		line, err := fr.next()
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		got <- string(line)
+	}()
+	write("d\n")
+	if s := <-got; s != "d" {
+		t.Fatalf("next after tries = %q, want d", s)
+	}
+	// The writer gone: readable (at its end), and tryLine finds no line.
+	w.Close()
+	if !pipe.waitReadable(time.Hour) {
+		t.Fatal("waitReadable reports a pipe whose writer closed not readable")
+	}
+	line, ok = fr.tryLine(r)
+	want(line, ok, "", false)
+	if _, err := fr.next(); !errors.Is(err, io.EOF) {
+		t.Fatalf("next at the end = %v, want EOF", err)
+	}
+}
+
+// TestPrefixedReaderTries: a worker output with bytes read ahead tries its pipe after them.
+func TestPrefixedReaderTries(t *testing.T) {
+	r, w := rawPipePair(t)
+	src := prefixedReader{io.MultiReader(strings.NewReader("p\nq"), r), r, r}
+	fr := newFrameReader(src, 1024)
+	line, ok := fr.tryLine(src)
+	if !ok || string(line) != "p" {
+		t.Fatalf("tryLine = %q, %v; want p", line, ok)
+	}
+	fr.skipLine(line)
+	if line, ok = fr.tryLine(src); ok {
+		t.Fatalf("tryLine = %q with nothing after the prefix", line)
+	}
+	if src.waitReadable(time.Microsecond) {
+		t.Fatal("waitReadable reports an empty pipe readable")
+	}
+	w.Write([]byte("r\n"))
+	if !src.waitReadable(time.Hour) {
+		t.Fatal("waitReadable reports a pipe holding bytes not readable")
+	}
+	// The prefix's unterminated "q" and the pipe's "r" make one line.
+	if line, ok = fr.tryLine(src); !ok || string(line) != "qr" {
+		t.Fatalf("tryLine = %q, %v; want qr", line, ok)
 	}
 }

@@ -190,6 +190,28 @@ func FuzzScanCall(f *testing.F) {
 	})
 }
 
+// FuzzScanIdle checks that whatever idle frame the fast path accepts, the generic decoder
+// decodes to the same frame, and that isIdleFor agrees with both.
+func FuzzScanIdle(f *testing.F) {
+	f.Add([]byte(`{"type":"idle","id":1}`), int64(1))
+	f.Add([]byte(`{"type":"idle","id":9007199254740991}`), int64(9007199254740991))
+	f.Add([]byte(`{"type":"idle","id":12}`), int64(2))
+	f.Add([]byte(`{"type":"idle","id":00}`), int64(0))
+	f.Fuzz(func(t *testing.T, line []byte, id int64) {
+		fast, ok := scanIdle(line)
+		if isIdleFor(line, id) != (ok && fast.id == id) {
+			t.Fatalf("isIdleFor(%q, %d) disagrees with scanIdle %+v %v", line, id, fast, ok)
+		}
+		if !ok {
+			return
+		}
+		slow, ok := decodeGeneric(line)
+		if !ok || slow.kind != frameIdle || slow.id != fast.id {
+			t.Fatalf("scanIdle(%q) = %+v, generic decoder %+v %v", line, fast, slow, ok)
+		}
+	})
+}
+
 // BenchmarkDecodeCall is the host's decode of a binding call frame, fast path and generic
 // decoder.
 func BenchmarkDecodeCall(b *testing.B) {
@@ -202,6 +224,25 @@ func BenchmarkDecodeCall(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, ok := c.dec(line); !ok {
+					b.Fatal("refused")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDecodeIdle is the host's decode of an idle frame read on its own (one that came
+// after its call was handed to a carrier), through the fast path and the generic decoder.
+func BenchmarkDecodeIdle(b *testing.B) {
+	line := []byte(`{"type":"idle","id":123}`)
+	for _, c := range []struct {
+		name string
+		dec  func([]byte) (inbound, bool)
+	}{{"scan", decodeWorkerFrame}, {"generic", decodeGeneric}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if f, ok := c.dec(line); !ok || f.kind != frameIdle || f.id != 123 {
 					b.Fatal("refused")
 				}
 			}

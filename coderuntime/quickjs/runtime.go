@@ -122,6 +122,9 @@ type Runtime struct {
 	// onCarrier, when set (tests), is called when a run starts a goroutine to carry
 	// binding calls.
 	onCarrier func()
+	// onReaderCarry, when set (tests), is called when a run's output reader carries a
+	// binding call itself (the worker said it is idle until the reply).
+	onReaderCarry func()
 	// wallTimer and graceTimer start a run's wall-clock ceiling and its exit grace. They
 	// are real timers; tests replace them to decide when a ceiling is reached instead of
 	// racing a short real one against the machine's load.

@@ -268,17 +268,18 @@ func (s *session) settle(res coderuntime.Result) {
 // handle applies one validated worker frame. mu is held and the run has not settled.
 // Once the run's context has ended, the run is aborted whatever the worker reports next:
 // a frame then is the program reacting to the abort (a binding call refused as "run is
-// over", say), read here before the run loop has seen the context end.
-func (s *session) handle(f inbound) {
+// over", say), read here before the run loop has seen the context end. A binding call
+// that idle (see call) says the caller should carry itself is returned with true.
+func (s *session) handle(f inbound, idle func(id int64) bool) (bindingCall, bool) {
 	if s.ctx.Err() != nil {
 		s.settle(s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureAbort, Message: coderuntime.AbortMessage(s.ctx)}))
-		return
+		return bindingCall{}, false
 	}
 	switch f.kind {
 	case frameLog:
 		if !s.ledger.Admit(f.text) {
 			s.settle(s.ledger.Limit(append(s.logs, f.text)))
-			return
+			return bindingCall{}, false
 		}
 		s.logs = append(s.logs, f.text)
 	case frameOutputLimit:
@@ -306,49 +307,59 @@ func (s *session) handle(f inbound) {
 			v, err := jsonv.Parse(f.value)
 			if err != nil {
 				s.settle(s.ledger.Failure(s.logs, coderuntime.Failure{Kind: coderuntime.FailureInvalidOutput, Message: "program completion must be lossless JSON"}))
-				return
+				return bindingCall{}, false
 			}
 			s.settle(s.ledger.Success(s.logs, v, true))
 		}
 	case frameCall:
-		s.call(f)
+		return s.call(f, idle)
+	case frameIdle:
+		// Only meaningful right after its call, where the reader looks for it (idle); a
+		// stray one (late, repeated, for an unknown or answered call) says nothing.
 	}
+	return bindingCall{}, false
 }
 
 // call answers one binding call: at most once per id, unknown names refused, arguments
-// validated again, the binding invoked on a goroutine of its own, a carrier (see carrier).
-// A call that reaches its binding gets the next sequence number (coderuntime.WithCallSeq):
-// frames are handled one at a time in the order the program made the calls, so the numbers
-// keep that order even though the goroutines race.
-func (s *session) call(f inbound) {
+// validated again, the binding invoked on a goroutine of its own, a carrier (see carrier),
+// unless idle reports that the worker said it is idle until this call's reply: then the
+// call is returned with true for the reader to carry itself (see read). A call that
+// reaches its binding gets the next sequence number (coderuntime.WithCallSeq): frames are
+// handled one at a time in the order the program made the calls, so the numbers keep that
+// order even though the goroutines race.
+func (s *session) call(f inbound, idle func(id int64) bool) (bindingCall, bool) {
 	if s.answered[f.id] {
-		return
+		return bindingCall{}, false
 	}
 	s.answered[f.id] = true
 	n, ok := s.ns[f.global]
 	fn := n.Functions[f.name]
 	if !ok || fn == nil {
 		s.refuse(replyFailure(f.id, "unknown binding "+string(appendString(nil, f.global+"."+f.name))))
-		return
+		return bindingCall{}, false
 	}
 	args, err := jsonv.Parse(f.args)
 	if err != nil {
 		s.refuse(replyFailure(f.id, "binding arguments must be lossless JSON"))
-		return
+		return bindingCall{}, false
 	}
 	c := bindingCall{ctx: coderuntime.WithCallSeq(s.callCtx, s.nextSeq), fn: fn, id: f.id, args: args}
 	s.nextSeq++
+	if idle != nil && idle(f.id) {
+		return c, true
+	}
 	if n := len(s.idle); n > 0 {
 		next := s.idle[n-1]
 		s.idle = s.idle[:n-1]
 		next <- c // never blocks: an idle carrier's channel is empty
-		return
+		return bindingCall{}, false
 	}
 	s.calls.Add(1)
 	if h := s.rt.onCarrier; h != nil {
 		h()
 	}
 	go s.carrier(c)
+	return bindingCall{}, false
 }
 
 // bindingCall is one binding invocation, handed to a carrier.
@@ -490,10 +501,33 @@ func replyFailure(id int64, message string) []byte {
 	return append(b, '}', '\n')
 }
 
+// idleWaitMax bounds how long the output reader waits, after a binding call frame that
+// came alone, for what follows it, before it hands the call to a carrier: the worker's
+// idle frame for the call comes when the worker's turn ends, tens of microseconds after
+// the call frame on a machine of two cores. Any frame ends the wait; a program that
+// computes after a call sees the call start at most this much later (plus the kernel's
+// timer slack, 50 µs by default).
+const idleWaitMax = 50 * time.Microsecond
+
 // read handles the worker's frames until its output ends or the run settles. Junk is
 // dropped; an oversized frame settles the run and ends the reading.
+//
+// A binding call whose idle frame (the worker will send nothing more until the call's
+// reply) follows it — read with it, or arrived within idleWaitMax — is carried by the
+// reader itself: it invokes the binding and writes the reply as a carrier would, with no
+// hand-off to another goroutine, and reads on afterwards. Nothing is lost meanwhile: an honest worker
+// sends nothing until the reply, a lying one only delays its own frames, and the run
+// loop still settles the run on its budgets, cancellation and the worker's exit.
 func (s *session) read(out io.Reader) {
 	fr := newFrameReader(out, s.rt.frameLimit())
+	idle := func(id int64) bool {
+		line, ok := fr.tryLine(out)
+		if !ok || !isIdleFor(line, id) {
+			return false
+		}
+		fr.skipLine(line)
+		return true
+	}
 	for {
 		line, err := fr.next()
 		var f inbound
@@ -509,13 +543,34 @@ func (s *session) read(out io.Reader) {
 			}
 			// The frame's raw values point into the reader's buffer; handle parses them
 			// into fresh values (jsonv.Parse keeps nothing of its input) before the next read.
+			if f.kind == frameCall && !fr.hasLine() {
+				// The worker writes a call's idle frame when its turn ends, a little after
+				// the call: give it that long to come, without reading (the buffer holds
+				// the call's arguments), before the call goes to a carrier.
+				if t, ok := out.(tryReader); ok {
+					t.waitReadable(idleWaitMax)
+				}
+			}
 		}
 		s.mu.Lock()
+		var c bindingCall
+		carry := false
 		if s.result == nil {
-			s.handle(f)
+			c, carry = s.handle(f, idle)
 		}
 		settled := s.result != nil
 		s.mu.Unlock()
+		if carry {
+			if h := s.rt.onReaderCarry; h != nil {
+				h()
+			}
+			s.out.write(s.stop, s.invoke(c.ctx, c.fn, c.id, c.args))
+			select {
+			case <-s.stop:
+				settled = true
+			default:
+			}
+		}
 		if settled || f.kind == frameTooLarge {
 			return
 		}

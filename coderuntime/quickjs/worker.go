@@ -169,12 +169,16 @@ type worker struct {
 	direct waitReader
 	fr     *frameReader
 
-	nextID    int64
-	callHeads []string // per binding: its call frame from the id to the arguments
-	callBuf   []byte   // the last call frame, reused for the next
-	timers    timerHeap
-	timerIDs  map[int]uint64 // armed timer id → its current sequence number
-	timerSeq  uint64
+	nextID int64
+	// outstanding holds the ids of the calls sent and not answered yet; idleSaid is the
+	// call the last idle frame named (0: none, call ids start at 1).
+	outstanding map[int64]struct{}
+	idleSaid    int64
+	callHeads   []string // per binding: its call frame from the id to the arguments
+	callBuf     []byte   // the last call frame, reused for the next
+	timers      timerHeap
+	timerIDs    map[int]uint64 // armed timer id → its current sequence number
+	timerSeq    uint64
 
 	bootFn   qjs.Value // the prelude's boot function, until the program starts
 	haveBoot bool
@@ -342,15 +346,20 @@ func (w *worker) run(start startFrame) int {
 		return 5
 	}
 	for !w.stopped {
+		jobsLeft := false
 		w.enter(func() error {
 			_, err := vm.ExecutePendingJobs()
 			if err != nil && strings.HasPrefix(err.Error(), "quickjs: aborted draining") {
+				jobsLeft = true
 				return nil // a self-feeding job queue: keep draining on the next turn
 			}
 			return err
 		})
 		if w.stopped {
 			break
+		}
+		if !jobsLeft {
+			w.sayIdle()
 		}
 		w.out.flush()
 		if !w.wait() {
@@ -526,8 +535,28 @@ func (w *worker) waitDirect() bool {
 	return true
 }
 
+// sayIdle writes the idle frame for the one outstanding binding call, once for that call,
+// when the worker is about to wait with nothing else to run: no job left in the queue (the
+// caller knows), no timer armed (a cleared timer's entry may stay in the heap, but firing
+// it runs nothing), exactly one call outstanding. It tells the host that the worker will
+// send nothing more until that call's reply, so the host's output reader may carry the
+// call itself instead of handing it to another goroutine (see session.read).
+func (w *worker) sayIdle() {
+	if w.stopped || w.done || len(w.outstanding) != 1 || len(w.timerIDs) > 0 {
+		return
+	}
+	for id := range w.outstanding {
+		if id == w.idleSaid {
+			return
+		}
+		w.idleSaid = id
+		w.out.write(strconv.AppendInt([]byte(idleHead), id, 10), true, '}')
+	}
+}
+
 // settle resolves or rejects the promise of the call a reply answers.
 func (w *worker) settle(f hostFrame) {
+	delete(w.outstanding, f.ID)
 	w.enter(func() error {
 		var err error
 		if f.OK {
@@ -591,6 +620,10 @@ func (w *worker) hostCall(binding int, args string) int64 {
 	b = append(b, head...)
 	b = append(b, args...)
 	w.out.write(b, true, '}')
+	if w.outstanding == nil {
+		w.outstanding = make(map[int64]struct{}, 4)
+	}
+	w.outstanding[id] = struct{}{}
 	if cap(b) <= maxKeptCallBuf {
 		w.callBuf = b
 	}
