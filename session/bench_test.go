@@ -163,7 +163,8 @@ func BenchmarkLoad10k(b *testing.B) {
 // own estimate of the collector's CPU time is an overestimate that grows with the
 // machine's load, so it is not reported), and faults/op, the minor page faults of one call
 // (fresh memory the kernel zero-fills on first touch), with sys-ns/event, the CPU time
-// the process spent in the kernel (where those faults are served).
+// the process spent in the kernel (where those faults are served). log-B/event and
+// log-objects/event are the live heap the log itself holds, measured when it is built.
 //
 // The timed calls run at the heap's steady state, what every call of a long session pays:
 // after a forced collection, untimed calls run until two collections have completed
@@ -192,26 +193,46 @@ func BenchmarkDeriveMessages(b *testing.B) {
 	}
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
 		var live, loaded []Event
+		var liveSize, loadedSize heapSize
 		for _, impl := range impls {
 			b.Run(impl.name+"/"+strconv.Itoa(n/1000)+"k", func(b *testing.B) {
 				if live == nil {
-					live = deriveBenchEvents(b, n)
+					liveSize = measureHeap(func() { live = deriveBenchEvents(b, n) })
 				}
-				evs := live
+				evs, size := live, liveSize
 				if impl.loaded {
 					if loaded == nil {
-						loaded = deriveBenchLoaded(b, live)
+						loadedSize = measureHeap(func() { loaded = deriveBenchLoaded(b, live) })
 					}
-					evs = loaded
+					evs, size = loaded, loadedSize
 				}
 				if impl.derive == nil {
 					benchDeriveNoGC(b, n, evs)
 					return
 				}
 				benchDerive(b, n, evs, impl.derive, impl.allocates)
+				// What the log itself holds, for the layout's share of the cost: its heap
+				// bytes and objects an event (the loaded log's include its arena).
+				b.ReportMetric(float64(size.bytes)/float64(n), "log-B/event")
+				b.ReportMetric(float64(size.objects)/float64(n), "log-objects/event")
 			})
 		}
 	}
+}
+
+// heapSize is how much live heap something holds: bytes and objects.
+type heapSize struct{ bytes, objects int64 }
+
+// measureHeap runs build and returns the live heap it added, measured after collections
+// before and after (what build returns must be kept reachable by build's caller).
+func measureHeap(build func()) heapSize {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	build()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	return heapSize{bytes: int64(after.HeapAlloc) - int64(before.HeapAlloc), objects: int64(after.HeapObjects) - int64(before.HeapObjects)}
 }
 
 // benchDerive runs derive over evs (a log of n events) as BenchmarkDeriveMessages
