@@ -61,9 +61,9 @@ type Config struct {
 	// (a Code Mode worker process, say) was waiting for; a switch wakes nothing. It follows
 	// Go's rule for such switches: a goroutine locked to its OS thread
 	// (runtime.LockOSThread) must not call Execute, which would end the process with a
-	// fatal error, and a body, hook or wrapper that returns with its thread locked is
-	// unlocked once before the switch back (twice or more ends the process). It needs
-	// Workers.
+	// fatal error, and a body, hook or wrapper that ends (returns, panics or calls
+	// runtime.Goexit) with its thread locked is unlocked once before the switch back (locked
+	// twice or more, it ends the process). It needs Workers.
 	DirectSwitch bool
 }
 

@@ -55,10 +55,11 @@ func NewWorkers(idle int) (*Workers, error) {
 //
 // Go's rule for such switches comes with it: the goroutine and thread-lock state must match
 // at each switch. So a caller locked to its thread (runtime.LockOSThread) must not use
-// these Workers: the switch ends the process with a fatal error. A function that returns
-// with its thread locked once is unlocked (runtime.UnlockOSThread) before the switch back,
-// and its thread returns to the runtime's pool; one that returns locked more than once
-// ends the process. Use NewWorkers where either can happen.
+// these Workers: the switch ends the process with a fatal error. A function that ends (by
+// returning, panicking or runtime.Goexit) with its thread locked once is unlocked
+// (runtime.UnlockOSThread) before the switch back, and its thread returns to the runtime's
+// pool; one that ends locked more than once ends the process. Use NewWorkers where either
+// can happen.
 func NewSwitchWorkers(idle int) (*Workers, error) {
 	ws, err := NewWorkers(idle)
 	if err != nil {
@@ -181,7 +182,8 @@ func (w *worker) switched(yield func(struct{}) bool) {
 			w.stop = &Stop{Goexit: true}
 		}
 		w.ended = true
-		yield(struct{}{}) // resumed only by finish
+		runtime.UnlockOSThread() // as after a return (below): the switch back needs it
+		yield(struct{}{})        // resumed only by finish
 	}()
 	growStack()
 	for {

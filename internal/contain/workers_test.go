@@ -276,7 +276,8 @@ func TestWorkersThreadLocks(t *testing.T) {
 // TestSwitchWorkersThreadLocks checks what switching Workers do with a function that
 // returns with its thread locked once: the lock is undone, the call reports a normal return,
 // and the same goroutine runs later calls. A function that locks and unlocks its thread is
-// an ordinary call.
+// an ordinary call. One that locks its thread and panics or calls runtime.Goexit ends as
+// any panic or Goexit does (the lock is undone before the switch back).
 func TestSwitchWorkersThreadLocks(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	ws, err := NewSwitchWorkers(1)
@@ -311,6 +312,17 @@ func TestSwitchWorkersThreadLocks(t *testing.T) {
 			}
 			kept = idle[0]
 		}
+	}
+	for range 2 {
+		if stop := r.Call(func() { runtime.LockOSThread(); panic("locked") }); stop == nil || stop.Value != "locked" {
+			t.Fatalf("locks and panics: stop = %+v, want the panic", stop)
+		}
+		if stop := r.Call(func() { runtime.LockOSThread(); runtime.Goexit() }); stop == nil || !stop.Goexit {
+			t.Fatalf("locks and calls Goexit: stop = %+v, want a Goexit", stop)
+		}
+	}
+	if stop := r.Call(func() {}); stop != nil {
+		t.Fatalf("after the locked endings: stop = %+v", stop)
 	}
 	ws.Close()
 }
