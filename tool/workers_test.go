@@ -27,8 +27,8 @@ func TestWorkersConfig(t *testing.T) {
 }
 
 // TestWorkersClose runs calls on a registry's kept goroutines — concurrent ones, wrapped
-// ones (two goroutines a call) and ones whose body calls runtime.Goexit or leaves its thread
-// locked — and checks that they end as without Workers, that Close leaves no goroutine
+// ones (two goroutines a call) and ones whose body calls runtime.Goexit, leaves its thread
+// locked, or both — and checks that they end as without Workers, that Close leaves no goroutine
 // behind, and that the registry still runs calls after Close. With DirectSwitch the
 // goroutine a locked body leaves is unlocked before the switch back.
 func TestWorkersClose(t *testing.T) {
@@ -46,12 +46,17 @@ func testWorkersClose(t *testing.T, direct bool) {
 	register(t, reg, bodyTool("echo", func(_ context.Context, call *tool.Call) (any, error) { return "ok", nil }))
 	register(t, reg, bodyTool("exit", func(context.Context, *tool.Call) (any, error) { runtime.Goexit(); return nil, nil }))
 	register(t, reg, bodyTool("lock", func(context.Context, *tool.Call) (any, error) { runtime.LockOSThread(); return "locked", nil }))
+	register(t, reg, bodyTool("lockexit", func(context.Context, *tool.Call) (any, error) {
+		runtime.LockOSThread()
+		runtime.Goexit()
+		return nil, nil
+	}))
 	call := func(name string) *tool.Result {
 		return reg.Execute(context.Background(), tool.Input{CallID: "c", Name: name, Args: &jsonv.Object{}})
 	}
 	check := func(res *tool.Result, name string) error {
 		switch name {
-		case "exit":
+		case "exit", "lockexit":
 			if !res.IsError || res.Error.Info.Code != tool.CodeToolPanic {
 				return fmt.Errorf("%s: result = %s", name, resultJSON(t, res))
 			}
@@ -69,7 +74,7 @@ func testWorkersClose(t *testing.T, direct bool) {
 		go func() {
 			defer wg.Done()
 			for i := range 30 {
-				name := [...]string{"echo", "exit", "lock"}[(g+i)%3]
+				name := [...]string{"echo", "exit", "lock", "lockexit"}[(g+i)%4]
 				if err := check(call(name), name); err != nil {
 					errs <- err
 				}
@@ -85,7 +90,7 @@ func testWorkersClose(t *testing.T, direct bool) {
 	undo := reg.WrapExecute(func(ctx context.Context, _ *tool.Execution, next func(context.Context) (*tool.Result, error)) (*tool.Result, error) {
 		return next(ctx)
 	})
-	for _, name := range []string{"echo", "exit", "lock", "echo"} {
+	for _, name := range []string{"echo", "exit", "lock", "lockexit", "echo"} {
 		if err := check(call(name), name); err != nil {
 			t.Error(err)
 		}
