@@ -14,8 +14,6 @@ targets=(
 	"./internal/cleantext/ FuzzClean"
 	"./mcp/ FuzzTraceMeta"
 	"./jsonv/ FuzzParseFastMatchesChecked"
-	"./coderuntime/quickjs/ FuzzDecodeWorkerFrame"
-	"./coderuntime/quickjs/ FuzzScanIdle"
 )
 for t in "${targets[@]}"; do
 	read -r pkg name <<<"$t"
