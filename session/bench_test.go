@@ -165,6 +165,8 @@ func BenchmarkLoad10k(b *testing.B) {
 // (fresh memory the kernel zero-fills on first touch), with sys-ns/event, the CPU time
 // the process spent in the kernel (where those faults are served). log-B/event and
 // log-objects/event are the live heap the log itself holds, measured when it is built.
+// stream is a floor beside walk: reading as many bytes as the live log holds, in one
+// forward stream (see benchStream).
 //
 // The timed calls run at the heap's steady state, what every call of a long session pays:
 // after a forced collection, untimed calls run until two collections have completed
@@ -190,6 +192,7 @@ func BenchmarkDeriveMessages(b *testing.B) {
 		{"derive-loaded", true, DeriveMessages, true},
 		{"walk-loaded", true, walkSurface, false},
 		{"derive-nogc", false, nil, true},
+		{"stream", false, nil, false},
 	}
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
 		var live, loaded []Event
@@ -206,6 +209,10 @@ func BenchmarkDeriveMessages(b *testing.B) {
 					}
 					evs, size = loaded, loadedSize
 				}
+				if impl.name == "stream" {
+					benchStream(b, n, size)
+					return
+				}
 				if impl.derive == nil {
 					benchDeriveNoGC(b, n, evs)
 					return
@@ -217,6 +224,30 @@ func BenchmarkDeriveMessages(b *testing.B) {
 				b.ReportMetric(float64(size.objects)/float64(n), "log-objects/event")
 			})
 		}
+	}
+}
+
+// benchStream is the floor of reading as many bytes as the live log holds (size) in one
+// forward stream: a byte of every 8 of one contiguous buffer, so every cache line once. It
+// shows what the log's size alone would cost at each size if its payloads were laid out to
+// be read in order, against walk, which reads them where they are.
+func benchStream(b *testing.B, n int, size heapSize) {
+	b.Helper()
+	buf := make([]byte, max(size.bytes, 8))
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	var sum uint64
+	start := time.Now()
+	for b.Loop() {
+		for i := 0; i < len(buf); i += 8 {
+			sum += uint64(buf[i])
+		}
+	}
+	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/float64(n), "ns/event")
+	b.ReportMetric(float64(size.bytes)/float64(n), "log-B/event")
+	if sum == 0 {
+		b.Fatal("read nothing") // also keeps the loop from being optimized away
 	}
 }
 
