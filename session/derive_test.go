@@ -164,18 +164,7 @@ func TestDeriveMessagesMatchesReference(t *testing.T) {
 				rt.Fatalf("append %s: %v", e.Type, err)
 			}
 		}
-		evs := m.Events()
-		want, err := deriveReference(evs)
-		if err != nil {
-			rt.Fatal(err)
-		}
-		got, err := DeriveMessages(evs)
-		if err != nil {
-			rt.Fatal(err)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			rt.Fatalf("DeriveMessages differs from the reference (-want +got):\n%s", diff)
-		}
+		want, got := deriveAsReference(rt, m.Events())
 		// The slots past the result (those of usage-only assistant messages, written and
 		// given up) hold nothing: no stale message keeps blocks or sources alive.
 		for i, m := range got[len(got):cap(got)] {
@@ -225,18 +214,7 @@ func TestDeriveMessagesAcrossChunks(t *testing.T) {
 				rt.Fatalf("append %s: %v", e.Type, err)
 			}
 		}
-		evs := m.Events()
-		want, err := deriveReference(evs)
-		if err != nil {
-			rt.Fatal(err)
-		}
-		got, err := DeriveMessages(evs)
-		if err != nil {
-			rt.Fatal(err)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			rt.Fatalf("DeriveMessages differs from the reference (-want +got):\n%s", diff)
-		}
+		_, got := deriveAsReference(rt, m.Events())
 		sources := make(map[*content.Source]int)
 		for i, msg := range got {
 			if cap(msg.Content) != len(msg.Content) {
@@ -544,4 +522,21 @@ func TestWarmUpDerive(t *testing.T) {
 			c.check(t, calls, gcs, err)
 		})
 	}
+}
+
+// deriveAsReference derives evs with DeriveMessages and with deriveReference, fails rt
+// unless both succeed with the same messages, and returns both results.
+func deriveAsReference(rt *rapid.T, evs []Event) (want, got []content.Message) {
+	want, err := deriveReference(evs)
+	if err != nil {
+		rt.Fatal(err)
+	}
+	got, err = DeriveMessages(evs)
+	if err != nil {
+		rt.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		rt.Fatalf("DeriveMessages differs from the reference (-want +got):\n%s", diff)
+	}
+	return want, got
 }

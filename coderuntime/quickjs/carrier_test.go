@@ -11,9 +11,12 @@ import (
 )
 
 // countCarriers makes rt count the goroutines its runs start to carry binding calls.
-func countCarriers(rt *Runtime) *atomic.Int32 {
+func countCarriers(rt *Runtime) *atomic.Int32 { return countHook(&rt.onCarrier) }
+
+// countHook sets *hook to a function that counts its calls, and returns the count.
+func countHook(hook *func()) *atomic.Int32 {
 	var n atomic.Int32
-	rt.onCarrier = func() { n.Add(1) }
+	*hook = func() { n.Add(1) }
 	return &n
 }
 

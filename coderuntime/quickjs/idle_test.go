@@ -13,11 +13,7 @@ import (
 
 // countReaderCarries makes rt count the binding calls its runs' output readers carry
 // themselves.
-func countReaderCarries(rt *Runtime) *atomic.Int32 {
-	var n atomic.Int32
-	rt.onReaderCarry = func() { n.Add(1) }
-	return &n
-}
+func countReaderCarries(rt *Runtime) *atomic.Int32 { return countHook(&rt.onReaderCarry) }
 
 // forgedRuntime is a runtime whose worker plays a forged scenario (see forgedWorker),
 // whose ceilings never fire unless the test sets wall.
