@@ -173,8 +173,10 @@ func chatEnv(home string) []string {
 	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "DSH_HOME=" + home, "TERM=xterm", "NO_COLOR=1", "LANG=C.UTF-8"}
 }
 
+// chatScript is the scripted model's replies; SLEEP is replaced by a marker no other
+// process runs, so that the test can find the command's process.
 const chatScript = `{"text":"Hello from the script.","usage":{"inputTokens":12,"outputTokens":5}}
-{"toolCalls":[{"id":"c1","name":"bash","arguments":{"command":"sleep 120","description":"Wait a long time"}}]}
+{"toolCalls":[{"id":"c1","name":"bash","arguments":{"command":"sleep SLEEP","description":"Wait a long time"}}]}
 {"text":"Still here after the interrupt."}
 {"text":"Got both pasted lines."}
 `
@@ -188,7 +190,8 @@ func TestChatThroughPTY(t *testing.T) {
 	bin := builtDsh(t)
 	home, ws := t.TempDir(), t.TempDir()
 	scriptPath := filepath.Join(t.TempDir(), "chat.jsonl")
-	if err := os.WriteFile(scriptPath, []byte(chatScript), 0o644); err != nil {
+	marker := uniqueMarker()
+	if err := os.WriteFile(scriptPath, []byte(strings.Replace(chatScript, "SLEEP", marker, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env := chatEnv(home)
@@ -217,9 +220,12 @@ func TestChatThroughPTY(t *testing.T) {
 	p.send("/model other\r")
 	p.expect("the scripted model (--script) replays a file; it cannot be switched")
 
-	// Ctrl-C while a command runs stops the turn, not dsh.
+	// Ctrl-C while a command runs stops the turn, not dsh. The card is drawn before the
+	// command's process starts; a Ctrl-C between its fork and its own process group (a few
+	// microseconds) would reach the command too, so the key is pressed once sleep runs.
 	p.send("wait for it\r")
-	p.expect("$ sleep 120")
+	p.expect("$ sleep " + marker)
+	waitSleepers(t, marker, 1)
 	p.send("\x03")
 	p.expect("— turn 2 aborted")
 	p.expect("› ")
