@@ -166,7 +166,12 @@ func BenchmarkLoad10k(b *testing.B) {
 // the process spent in the kernel (where those faults are served). log-B/event and
 // log-objects/event are the live heap the log itself holds, measured when it is built.
 // stream is a floor beside walk: reading as many bytes as the live log holds, in one
-// forward stream (see benchStream).
+// forward stream (see benchStream). write is the floor on the other side: returning the
+// same messages as fresh memory without reading any payload (see writeFloor); since the
+// result is fresh copies, no derivation can cost less, and its ratio across the sizes
+// shows what the allocator, the caches and the collector charge for the result alone.
+// derive-cold is DeriveMessages as an agent calls it, once a step with other work between
+// the calls: the processor's caches are emptied before each call (see benchDeriveCold).
 //
 // The timed calls run at the heap's steady state, what every call of a long session pays:
 // after a forced collection, untimed calls run until two collections have completed
@@ -193,6 +198,8 @@ func BenchmarkDeriveMessages(b *testing.B) {
 		{"walk-loaded", true, walkSurface, false},
 		{"derive-nogc", false, nil, true},
 		{"stream", false, nil, false},
+		{"write", false, nil, true},
+		{"derive-cold", false, nil, true},
 	}
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
 		var live, loaded []Event
@@ -209,8 +216,15 @@ func BenchmarkDeriveMessages(b *testing.B) {
 					}
 					evs, size = loaded, loadedSize
 				}
-				if impl.name == "stream" {
+				switch impl.name {
+				case "stream":
 					benchStream(b, n, size)
+					return
+				case "write":
+					benchDerive(b, n, evs, writeFloor(b, evs), true)
+					return
+				case "derive-cold":
+					benchDeriveCold(b, n, evs)
 					return
 				}
 				if impl.derive == nil {
@@ -249,6 +263,97 @@ func benchStream(b *testing.B, n int, size heapSize) {
 	if sum == 0 {
 		b.Fatal("read nothing") // also keeps the loop from being optimized away
 	}
+}
+
+// writeFloor returns a function that builds what DeriveMessages returns for events (a log
+// of whole crash-test turns) without reading a payload: the same number of messages, each
+// a copy of the matching message of the first turn (every turn has the same shape: the
+// same blocks, sources and chunks), through the same chunked allocation. It reads only the
+// events' own fields, as DeriveMessages' counting pass does. TestWriteFloorMatchesDerive
+// checks that the two return messages of the same shape.
+func writeFloor(tb testing.TB, events []Event) func([]Event) ([]content.Message, error) {
+	tb.Helper()
+	templates, err := DeriveMessages(events[:min(crashTurnEvents, len(events))])
+	if err != nil || len(templates) == 0 {
+		tb.Fatalf("the first turn derives %d messages (%v)", len(templates), err)
+	}
+	return func(events []Event) ([]content.Message, error) {
+		surface := 0
+		for i := range events {
+			if onSurface(&events[i]) {
+				surface++
+			}
+		}
+		d := newDeriver(surface)
+		out := make([]content.Message, surface)
+		for k := range out {
+			m, dst := &templates[k%len(templates)], &out[k]
+			dst.ID, dst.Role = m.ID, m.Role
+			if m.Source != nil {
+				src := d.source()
+				src.Kind, src.CallID = m.Source.Kind, m.Source.CallID
+				dst.Source = src
+			}
+			dst.Content = d.copyBlocks(m.Content)
+		}
+		return out, nil
+	}
+}
+
+// copyBlocks copies a list of text, tool-call and tool-result blocks into the deriver's
+// chunks, field by field as the deriver fills them.
+func (d *deriver) copyBlocks(src []content.Block) []content.Block {
+	out := d.take(len(src))
+	for i := range src {
+		s, dst := &src[i], &out[i]
+		dst.Type, dst.Text, dst.ID, dst.Name, dst.Arguments = s.Type, s.Text, s.ID, s.Name, s.Arguments
+		dst.ToolCallID, dst.IsError = s.ToolCallID, s.IsError
+		if s.Content != nil {
+			dst.Content = d.copyBlocks(s.Content)
+		}
+	}
+	return out
+}
+
+// evictBytes is how much memory benchDeriveCold reads between calls: more than any
+// processor's last-level cache holds.
+const evictBytes = 256 << 20
+
+// benchDeriveCold runs DeriveMessages over evs (a log of n events) as an agent calls it,
+// once a step: between two calls, untimed, it reads evictBytes of other memory, as a
+// step's model response, tool runs and appends leave the caches holding other data than
+// the log. Back to back (derive), a log small enough for the caches is read from them on
+// every call; here every size is read from memory. Warm-up as benchDerive. The collector
+// runs as the calls' allocations trigger it; a collection still marking when a call ends
+// goes on while the next eviction runs, as it would while an agent waits for the model.
+func benchDeriveCold(b *testing.B, n int, evs []Event) {
+	b.Helper()
+	evict := make([]byte, evictBytes)
+	for i := range evict {
+		evict[i] = byte(i)
+	}
+	runtime.GC()
+	if _, _, err := warmUpDerive(evs, DeriveMessages, maxWarmUpCalls); err != nil {
+		b.Fatal(err)
+	}
+	var wall time.Duration
+	var sum byte
+	gc0 := gcCycles()
+	for b.Loop() {
+		b.StopTimer()
+		for i := 0; i < len(evict); i += 64 {
+			sum += evict[i]
+		}
+		b.StartTimer()
+		t0 := time.Now()
+		if _, err := DeriveMessages(evs); err != nil {
+			b.Fatal(err)
+		}
+		wall += time.Since(t0)
+	}
+	b.ReportMetric(float64(wall.Nanoseconds())/float64(b.N)/float64(n), "ns/event")
+	b.ReportMetric(float64(gcCycles()-gc0)/float64(b.N), "gcs/op")
+	runtime.KeepAlive(sum) // the eviction's reads are used, so they are not optimized away
 }
 
 // heapSize is how much live heap something holds: bytes and objects.

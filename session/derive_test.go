@@ -540,3 +540,58 @@ func deriveAsReference(rt *rapid.T, evs []Event) (want, got []content.Message) {
 	}
 	return want, got
 }
+
+// TestWriteFloorMatchesDerive pins BenchmarkDeriveMessages' write floor to what it stands
+// for: over a log of whole crash-test turns it returns as many messages as DeriveMessages,
+// each of the same shape (role, source, block types and nesting), allocated alike.
+func TestWriteFloorMatchesDerive(t *testing.T) {
+	var evs []Event
+	for turn := range 4 {
+		for _, st := range crashTurn(turn) {
+			evs = append(evs, st.e)
+		}
+	}
+	m := NewMemory(nil)
+	for _, e := range evs {
+		if _, err := m.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs = m.Events()
+	want, err := DeriveMessages(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := writeFloor(t, evs)(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type shape struct {
+		Role   content.Role
+		Source bool
+		Blocks string
+	}
+	var blocks func([]content.Block) string
+	blocks = func(bs []content.Block) string {
+		s := "["
+		for _, b := range bs {
+			s += b.Type + blocks(b.Content) + " "
+		}
+		return s + "]"
+	}
+	shapes := func(ms []content.Message) []shape {
+		var out []shape
+		for _, m := range ms {
+			out = append(out, shape{m.Role, m.Source != nil, blocks(m.Content)})
+		}
+		return out
+	}
+	if diff := cmp.Diff(shapes(want), shapes(got)); diff != "" {
+		t.Errorf("the write floor's messages differ in shape from DeriveMessages' (-derive +floor):\n%s", diff)
+	}
+	floor := writeFloor(t, evs)
+	derive := testing.AllocsPerRun(10, func() { DeriveMessages(evs) })
+	if fl := testing.AllocsPerRun(10, func() { floor(evs) }); fl != derive {
+		t.Errorf("a call allocates %v times in the write floor, %v in DeriveMessages", fl, derive)
+	}
+}
