@@ -13,7 +13,8 @@
 #   - the comparison scenarios (a)-(e) of docs/benchmarks.md on the registry dsh builds
 #     (cmd/dsh BenchmarkScenarios; (d) is session BenchmarkDeriveMessages at 10k / 100k /
 #     1M events, each size with comparable total work, over the live log and over the log as
-#     a store loads it, next to its walk floor), next to those floors.
+#     a store loads it, next to its walk floor and its write floor, and once a call with the
+#     caches emptied before it, as an agent's step calls it), next to those floors.
 # Usage: scripts/bench-compare.sh [count]   (count: benchmark repetitions, default 3)
 # DSH_BENCH_NO_1M=1 leaves out DeriveMessages at 1M events (the slowest part: ~1 min a count).
 # Wall times on a shared machine are upper bounds; allocation counts are exact; cpu-ns/op
@@ -58,7 +59,7 @@ if [ "${DSH_BENCH_NO_1M:-}" = 1 ]; then
 fi
 for sb in $sizes; do
 	go test -run '^$' -benchmem -count "$count" -benchtime "${sb#*:}" \
-		-bench "^BenchmarkDeriveMessages\$/^(derive|walk|derive-loaded|walk-loaded|derive-nogc)\$/^${sb%%:*}\$" ./session/ >>"$out"
+		-bench "^BenchmarkDeriveMessages\$/^(derive|walk|derive-loaded|walk-loaded|derive-nogc|write|derive-cold|walk-cold)\$/^${sb%%:*}\$" ./session/ >>"$out"
 done
 
 if command -v node >/dev/null; then
@@ -132,10 +133,12 @@ END {
 	# (d): wall and CPU ratios of the whole call (CPU: per-event CPU ratio times 10); the
 	# walk floor (reading every surface payload node, deriving nothing) shows how much of
 	# the growth the memory system alone charges.
-	# derive-nogc leaves out the collections a call triggers (a breakdown, not a cost).
-	for (k = 1; k <= 5; k++) {
-		impl = k == 1 ? "derive" : k == 2 ? "walk" : k == 3 ? "derive-loaded" : k == 4 ? "walk-loaded" : "derive-nogc"
-		label = k == 1 ? "DeriveMessages, live log" : k == 2 ? "walk floor, live log" : k == 3 ? "DeriveMessages, loaded log" : k == 4 ? "walk floor, loaded log" : "derive without collections"
+	# derive-nogc leaves out the collections a call triggers (a breakdown, not a cost); the
+	# write floor returns the result without reading the log; derive-cold and walk-cold
+	# empty the caches before each call, as an agent step does (no CPU figures: wall only).
+	for (k = 1; k <= 8; k++) {
+		impl = k == 1 ? "derive" : k == 2 ? "walk" : k == 3 ? "derive-loaded" : k == 4 ? "walk-loaded" : k == 5 ? "derive-nogc" : k == 6 ? "write" : k == 7 ? "derive-cold" : "walk-cold"
+		label = k == 1 ? "DeriveMessages, live log" : k == 2 ? "walk floor, live log" : k == 3 ? "DeriveMessages, loaded log" : k == 4 ? "walk floor, loaded log" : k == 5 ? "derive without collections" : k == 6 ? "write floor (the result alone)" : k == 7 ? "DeriveMessages per step (cold caches)" : "walk floor, cold caches"
 		d10 = "BenchmarkDeriveMessages/" impl "/10k"; d100 = "BenchmarkDeriveMessages/" impl "/100k"; d1m = "BenchmarkDeriveMessages/" impl "/1000k"
 		printf "%-62s %8s %8s\n", "(d) " label " 100k / 10k (linear: 10×)", ratio(d100, d10), evratio(d100, d10)
 		printf "%-62s %8s %8s\n", "(d) " label " 1M / 100k (linear: 10×)", ratio(d1m, d100), evratio(d1m, d100)

@@ -171,7 +171,8 @@ func BenchmarkLoad10k(b *testing.B) {
 // result is fresh copies, no derivation can cost less, and its ratio across the sizes
 // shows what the allocator, the caches and the collector charge for the result alone.
 // derive-cold is DeriveMessages as an agent calls it, once a step with other work between
-// the calls: the processor's caches are emptied before each call (see benchDeriveCold).
+// the calls: the processor's caches are emptied before each call (see benchDeriveCold);
+// walk-cold is its walk floor.
 //
 // The timed calls run at the heap's steady state, what every call of a long session pays:
 // after a forced collection, untimed calls run until two collections have completed
@@ -190,16 +191,19 @@ func BenchmarkDeriveMessages(b *testing.B) {
 		derive func([]Event) ([]content.Message, error)
 		// allocates marks the derivations, which warm up to the heap's steady state.
 		allocates bool
+		// cold empties the caches before each call (benchDeriveCold).
+		cold bool
 	}{
-		{"derive", false, DeriveMessages, true},
-		{"reference", false, deriveReference, true},
-		{"walk", false, walkSurface, false},
-		{"derive-loaded", true, DeriveMessages, true},
-		{"walk-loaded", true, walkSurface, false},
-		{"derive-nogc", false, nil, true},
-		{"stream", false, nil, false},
-		{"write", false, nil, true},
-		{"derive-cold", false, nil, true},
+		{"derive", false, DeriveMessages, true, false},
+		{"reference", false, deriveReference, true, false},
+		{"walk", false, walkSurface, false, false},
+		{"derive-loaded", true, DeriveMessages, true, false},
+		{"walk-loaded", true, walkSurface, false, false},
+		{"derive-nogc", false, nil, true, false},
+		{"stream", false, nil, false, false},
+		{"write", false, nil, true, false},
+		{"derive-cold", false, DeriveMessages, true, true},
+		{"walk-cold", false, walkSurface, false, true},
 	}
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
 		var live, loaded []Event
@@ -223,8 +227,9 @@ func BenchmarkDeriveMessages(b *testing.B) {
 				case "write":
 					benchDerive(b, n, evs, writeFloor(b, evs), true)
 					return
-				case "derive-cold":
-					benchDeriveCold(b, n, evs)
+				}
+				if impl.cold {
+					benchDeriveCold(b, n, evs, impl.derive, impl.allocates)
 					return
 				}
 				if impl.derive == nil {
@@ -316,24 +321,30 @@ func (d *deriver) copyBlocks(src []content.Block) []content.Block {
 }
 
 // evictBytes is how much memory benchDeriveCold reads between calls: more than any
-// processor's last-level cache holds.
+// processor's last-level cache holds. It lies outside the Go heap (evictionMemory).
 const evictBytes = 256 << 20
 
-// benchDeriveCold runs DeriveMessages over evs (a log of n events) as an agent calls it,
-// once a step: between two calls, untimed, it reads evictBytes of other memory, as a
-// step's model response, tool runs and appends leave the caches holding other data than
-// the log. Back to back (derive), a log small enough for the caches is read from them on
-// every call; here every size is read from memory. Warm-up as benchDerive. The collector
-// runs as the calls' allocations trigger it; a collection still marking when a call ends
-// goes on while the next eviction runs, as it would while an agent waits for the model.
-func benchDeriveCold(b *testing.B, n int, evs []Event) {
+// benchDeriveCold runs derive over evs (a log of n events) as an agent calls
+// DeriveMessages, once a step: between two calls, untimed, it reads evictBytes of other
+// memory, as a step's model response, tool runs and appends leave the caches holding other
+// data than the log. Back to back (benchDerive), a log small enough for the caches is read
+// from them on every call; here every size is read from memory. Warm-up as benchDerive.
+// The collector runs as the calls' allocations trigger it; a collection still marking when
+// a call ends goes on while the next eviction runs, as it would while an agent waits for
+// the model.
+func benchDeriveCold(b *testing.B, n int, evs []Event, derive func([]Event) ([]content.Message, error), allocates bool) {
 	b.Helper()
-	evict := make([]byte, evictBytes)
-	for i := range evict {
-		evict[i] = byte(i)
+	evict, release, err := evictionMemory(evictBytes)
+	if err != nil {
+		b.Fatalf("memory to empty the caches with: %v", err)
 	}
+	defer release()
 	runtime.GC()
-	if _, _, err := warmUpDerive(evs, DeriveMessages, maxWarmUpCalls); err != nil {
+	maxCalls := 1
+	if allocates {
+		maxCalls = maxWarmUpCalls
+	}
+	if _, _, err := warmUpDerive(evs, derive, maxCalls); err != nil {
 		b.Fatal(err)
 	}
 	var wall time.Duration
@@ -346,7 +357,7 @@ func benchDeriveCold(b *testing.B, n int, evs []Event) {
 		}
 		b.StartTimer()
 		t0 := time.Now()
-		if _, err := DeriveMessages(evs); err != nil {
+		if _, err := derive(evs); err != nil {
 			b.Fatal(err)
 		}
 		wall += time.Since(t0)
