@@ -11,43 +11,47 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func TestCall(t *testing.T) {
+// stopCase is a function run contained and how its call must stop: not at all (ok), or
+// with value and goexit. ends marks a function that ends its goroutine (a Goexit that goes
+// on), which Workers must not keep.
+type stopCase struct {
+	name   string
+	f      func()
+	value  any
+	goexit bool
+	ok     bool
+	ends   bool
+}
+
+// stopCases are the ways a contained function ends, for Call, Runner and Workers alike.
+func stopCases() []stopCase {
 	boom := errors.New("boom")
-	tests := []struct {
-		name   string
-		f      func()
-		value  any
-		goexit bool
-		ok     bool
-	}{
-		{"returns", func() {}, nil, false, true},
-		{"panics", func() { panic(boom) }, boom, false, false},
-		{"panics with a string", func() { panic("s") }, "s", false, false},
-		{"calls Goexit", func() { runtime.Goexit() }, nil, true, false},
+	return []stopCase{
+		{"returns", func() {}, nil, false, true, false},
+		{"panics", func() { panic(boom) }, boom, false, false, false},
+		{"panics with a string", func() { panic("s") }, "s", false, false, false},
+		{"calls Goexit", func() { runtime.Goexit() }, nil, true, false, true},
 		{"calls Goexit after a recovered panic", func() {
 			defer runtime.Goexit()
 			panic("first")
-		}, nil, true, false},
+		}, nil, true, false, true},
+		// The panic is recovered as any other, but the Goexit under it goes on.
+		{"panics after a Goexit began", func() {
+			defer func() { panic(boom) }()
+			runtime.Goexit()
+		}, boom, false, false, true},
 	}
-	for _, tt := range tests {
+}
+
+func TestCall(t *testing.T) {
+	for _, tt := range stopCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			deferred := false
 			stop := Call(func() {
 				defer func() { deferred = true }()
 				tt.f()
 			})
-			if !deferred {
-				t.Error("Call returned before f's deferred calls ran")
-			}
-			if tt.ok {
-				if stop != nil {
-					t.Fatalf("stop = %+v, want nil", stop)
-				}
-				return
-			}
-			if stop == nil || stop.Goexit != tt.goexit || stop.Value != tt.value {
-				t.Fatalf("stop = %+v, want value %v, goexit %v", stop, tt.value, tt.goexit)
-			}
+			checkStop(t, tt.name, deferred, stop, tt.ok, tt.value, tt.goexit)
 		})
 	}
 	t.Run("panic(nil)", func(t *testing.T) {
@@ -70,22 +74,7 @@ func BenchmarkCall(b *testing.B) {
 }
 
 func TestRunner(t *testing.T) {
-	boom := errors.New("boom")
-	tests := []struct {
-		name   string
-		f      func()
-		value  any
-		goexit bool
-		ok     bool
-	}{
-		{"returns", func() {}, nil, false, true},
-		{"panics", func() { panic(boom) }, boom, false, false},
-		{"calls Goexit", func() { runtime.Goexit() }, nil, true, false},
-		{"calls Goexit after a recovered panic", func() {
-			defer runtime.Goexit()
-			panic("first")
-		}, nil, true, false},
-	}
+	tests := stopCases()
 	type arg struct {
 		f        func()
 		deferred bool

@@ -60,28 +60,7 @@ func idleWorkers(ws *Workers) []*worker {
 
 func TestWorkersStops(t *testing.T) {
 	forEachMode(t, func(t *testing.T, newWorkers func(int) (*Workers, error)) {
-		boom := errors.New("boom")
-		tests := []struct {
-			name   string
-			f      func()
-			value  any
-			goexit bool
-			ok     bool
-			ends   bool // the call ends its goroutine
-		}{
-			{"returns", func() {}, nil, false, true, false},
-			{"panics", func() { panic(boom) }, boom, false, false, false},
-			{"calls Goexit", func() { runtime.Goexit() }, nil, true, false, true},
-			{"calls Goexit after a recovered panic", func() {
-				defer runtime.Goexit()
-				panic("first")
-			}, nil, true, false, true},
-			// The panic is recovered as any other, but the Goexit under it goes on.
-			{"panics after a Goexit began", func() {
-				defer func() { panic(boom) }()
-				runtime.Goexit()
-			}, boom, false, false, true},
-		}
+		tests := stopCases()
 		type arg struct {
 			f        func()
 			deferred bool
