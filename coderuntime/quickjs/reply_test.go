@@ -109,16 +109,26 @@ func FuzzScanReply(f *testing.F) {
 // BenchmarkDecodeReply is the worker's decode of a successful reply frame, fast path and
 // generic decoder.
 func BenchmarkDecodeReply(b *testing.B) {
-	line := []byte(`{"type":"reply","id":123,"ok":true,"value":{"n":124,"s":"echo"}}`)
-	for _, c := range []struct {
-		name string
-		dec  func([]byte) (hostFrame, bool)
-	}{{"scan", scanReply}, {"generic", genericReply}} {
+	benchDecoders(b, []byte(`{"type":"reply","id":123,"ok":true,"value":{"n":124,"s":"echo"}}`),
+		[]namedDecoder[hostFrame]{{"scan", scanReply}, {"generic", genericReply}},
+		func(hostFrame) bool { return true })
+}
+
+// namedDecoder is one frame decoder a decode benchmark runs.
+type namedDecoder[F any] struct {
+	name string
+	dec  func([]byte) (F, bool)
+}
+
+// benchDecoders runs each decoder over line as a sub-benchmark of its name, failing when it
+// refuses the line or when valid reports the frame it decoded wrong.
+func benchDecoders[F any](b *testing.B, line []byte, decs []namedDecoder[F], valid func(F) bool) {
+	for _, c := range decs {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, ok := c.dec(line); !ok {
-					b.Fatal("refused")
+				if f, ok := c.dec(line); !ok || !valid(f) {
+					b.Fatalf("%s refused %s", c.name, line)
 				}
 			}
 		})
@@ -215,37 +225,15 @@ func FuzzScanIdle(f *testing.F) {
 // BenchmarkDecodeCall is the host's decode of a binding call frame, fast path and generic
 // decoder.
 func BenchmarkDecodeCall(b *testing.B) {
-	line := []byte(`{"type":"call","id":123,"global":"tools","name":"echo","args":{"text":"x"}}`)
-	for _, c := range []struct {
-		name string
-		dec  func([]byte) (inbound, bool)
-	}{{"scan", scanCall}, {"generic", decodeGeneric}} {
-		b.Run(c.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, ok := c.dec(line); !ok {
-					b.Fatal("refused")
-				}
-			}
-		})
-	}
+	benchDecoders(b, []byte(`{"type":"call","id":123,"global":"tools","name":"echo","args":{"text":"x"}}`),
+		[]namedDecoder[inbound]{{"scan", scanCall}, {"generic", decodeGeneric}},
+		func(inbound) bool { return true })
 }
 
 // BenchmarkDecodeIdle is the host's decode of an idle frame read on its own (one that came
 // after its call was handed to a carrier), through the fast path and the generic decoder.
 func BenchmarkDecodeIdle(b *testing.B) {
-	line := []byte(`{"type":"idle","id":123}`)
-	for _, c := range []struct {
-		name string
-		dec  func([]byte) (inbound, bool)
-	}{{"scan", decodeWorkerFrame}, {"generic", decodeGeneric}} {
-		b.Run(c.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if f, ok := c.dec(line); !ok || f.kind != frameIdle || f.id != 123 {
-					b.Fatal("refused")
-				}
-			}
-		})
-	}
+	benchDecoders(b, []byte(`{"type":"idle","id":123}`),
+		[]namedDecoder[inbound]{{"scan", decodeWorkerFrame}, {"generic", decodeGeneric}},
+		func(f inbound) bool { return f.kind == frameIdle && f.id == 123 })
 }
