@@ -340,11 +340,7 @@ func benchDeriveCold(b *testing.B, n int, evs []Event, derive func([]Event) ([]c
 	}
 	defer release()
 	runtime.GC()
-	maxCalls := 1
-	if allocates {
-		maxCalls = maxWarmUpCalls
-	}
-	if _, _, err := warmUpDerive(evs, derive, maxCalls); err != nil {
+	if _, _, err := warmUpDerive(evs, derive, warmUpLimit(allocates)); err != nil {
 		b.Fatal(err)
 	}
 	var wall time.Duration
@@ -390,11 +386,7 @@ func benchDerive(b *testing.B, n int, evs []Event, derive func([]Event) ([]conte
 	// Neither building the log nor the previous sub-benchmark's garbage is charged to
 	// this one's CPU time by a collection still running.
 	runtime.GC()
-	maxCalls := 1
-	if allocates {
-		maxCalls = maxWarmUpCalls
-	}
-	warmCalls, warmGCs, err := warmUpDerive(evs, derive, maxCalls)
+	warmCalls, warmGCs, err := warmUpDerive(evs, derive, warmUpLimit(allocates))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -429,6 +421,15 @@ const (
 	warmUpCollections = 2
 	maxWarmUpCalls    = 64
 )
+
+// warmUpLimit is the most untimed calls warmUpDerive makes: maxWarmUpCalls for a
+// derivation that allocates, one for the walk, which allocates nothing.
+func warmUpLimit(allocates bool) int {
+	if allocates {
+		return maxWarmUpCalls
+	}
+	return 1
+}
 
 // warmUpDerive calls derive over evs, untimed, at least once and until the heap has
 // reached its steady state: warmUpCollections collections completed during the calls, or

@@ -515,9 +515,9 @@ const idleWaitMax = 50 * time.Microsecond
 // A binding call whose idle frame (the worker will send nothing more until the call's
 // reply) follows it — read with it, or arrived within idleWaitMax — is carried by the
 // reader itself: it invokes the binding and writes the reply as a carrier would, with no
-// hand-off to another goroutine, and reads on afterwards. Nothing is lost meanwhile: an honest worker
-// sends nothing until the reply, a lying one only delays its own frames, and the run
-// loop still settles the run on its budgets, cancellation and the worker's exit.
+// hand-off to another goroutine, and reads on afterwards. Nothing is lost meanwhile: an
+// honest worker sends nothing until the reply, a lying one only delays its own frames, and
+// the run loop still settles the run on its budgets, cancellation and the worker's exit.
 func (s *session) read(out io.Reader) {
 	fr := newFrameReader(out, s.rt.frameLimit())
 	idle := func(id int64) bool {
