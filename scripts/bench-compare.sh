@@ -136,9 +136,10 @@ END {
 	# derive-nogc leaves out the collections a call triggers (a breakdown, not a cost); the
 	# write floor returns the result without reading the log; derive-cold and walk-cold
 	# empty the caches before each call, as an agent step does (no CPU figures: wall only).
-	for (k = 1; k <= 8; k++) {
-		impl = k == 1 ? "derive" : k == 2 ? "walk" : k == 3 ? "derive-loaded" : k == 4 ? "walk-loaded" : k == 5 ? "derive-nogc" : k == 6 ? "write" : k == 7 ? "derive-cold" : "walk-cold"
-		label = k == 1 ? "DeriveMessages, live log" : k == 2 ? "walk floor, live log" : k == 3 ? "DeriveMessages, loaded log" : k == 4 ? "walk floor, loaded log" : k == 5 ? "derive without collections" : k == 6 ? "write floor (the result alone)" : k == 7 ? "DeriveMessages per step (cold caches)" : "walk floor, cold caches"
+	nd = split("derive walk derive-loaded walk-loaded derive-nogc write derive-cold walk-cold", impls, " ")
+	split("DeriveMessages, live log|walk floor, live log|DeriveMessages, loaded log|walk floor, loaded log|derive without collections|write floor (the result alone)|DeriveMessages per step (cold caches)|walk floor, cold caches", labels, "|")
+	for (k = 1; k <= nd; k++) {
+		impl = impls[k]; label = labels[k]
 		d10 = "BenchmarkDeriveMessages/" impl "/10k"; d100 = "BenchmarkDeriveMessages/" impl "/100k"; d1m = "BenchmarkDeriveMessages/" impl "/1000k"
 		printf "%-62s %8s %8s\n", "(d) " label " 100k / 10k (linear: 10×)", ratio(d100, d10), evratio(d100, d10)
 		printf "%-62s %8s %8s\n", "(d) " label " 1M / 100k (linear: 10×)", ratio(d1m, d100), evratio(d1m, d100)
