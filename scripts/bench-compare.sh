@@ -13,8 +13,10 @@
 #   - the comparison scenarios (a)-(e) of docs/benchmarks.md on the registry dsh builds
 #     (cmd/dsh BenchmarkScenarios; (d) is session BenchmarkDeriveMessages at 10k / 100k /
 #     1M events, each size with comparable total work, over the live log and over the log as
-#     a store loads it, next to its walk floor and its write floor, and once a call with the
-#     caches emptied before it, as an agent's step calls it), next to those floors.
+#     a store loads it, and once a call with the caches emptied before it, as an agent's
+#     step calls it; then the same events without the messages a log keeps (every message
+#     derived from its payload, as for a hand-built slice) next to that path's walk and
+#     write floors), next to those floors.
 # Usage: scripts/bench-compare.sh [count]   (count: benchmark repetitions, default 3)
 # DSH_BENCH_NO_1M=1 leaves out DeriveMessages at 1M events (the slowest part: ~1 min a count).
 # Wall times on a shared machine are upper bounds; allocation counts are exact; cpu-ns/op
@@ -51,15 +53,16 @@ go test -run '^$' -benchmem -count "$count" -benchtime 3x \
 	-bench '^BenchmarkScenarios$/^(b-run_code-1000-sequential-echo|e-scheduler-1000-naps)$' ./cmd/dsh/ >>"$out"
 # (d): each size on its own, with comparable total work (3M events a benchmark at 10k and
 # 100k; 10 calls at 1M, so that collections come in as they do in a long run: one every
-# five calls or so), the live log's derivation and walk floor, the same over the log as a
-# store's load returns it, and the derivation without the collections it triggers.
+# five calls or so): the derivation over the live log, over the log as a store's load
+# returns it and with cold caches; the payload path (no kept messages), its floors, and
+# that path without the collections it triggers.
 sizes="10k:300x 100k:30x 1000k:10x"
 if [ "${DSH_BENCH_NO_1M:-}" = 1 ]; then
 	sizes="10k:300x 100k:30x"
 fi
 for sb in $sizes; do
 	go test -run '^$' -benchmem -count "$count" -benchtime "${sb#*:}" \
-		-bench "^BenchmarkDeriveMessages\$/^(derive|walk|derive-loaded|walk-loaded|derive-nogc|write|derive-cold|walk-cold)\$/^${sb%%:*}\$" ./session/ >>"$out"
+		-bench "^BenchmarkDeriveMessages\$/^(derive|derive-loaded|derive-cold|payloads|walk|walk-loaded|payloads-nogc|write|payloads-cold|walk-cold)\$/^${sb%%:*}\$" ./session/ >>"$out"
 done
 
 if command -v node >/dev/null; then
@@ -130,14 +133,16 @@ END {
 	printf "%-62s %8s\n", "(a) trivial run_code / bare node worker spawn", ratio("BenchmarkScenarios/a-trivial-run_code", "BenchmarkNodeWorkerSpawn")
 	printf "%-62s %8s\n", "scheduler, 1000 naps / bare goroutine batch", ratio("BenchmarkScheduler1000Naps", "BenchmarkGoroutineFloor1000Naps")
 	printf "%-62s %8s\n", "(e) 1000 naps, dsh wiring / bare goroutine batch", ratio("BenchmarkScenarios/e-scheduler-1000-naps", "BenchmarkGoroutineFloor1000Naps")
-	# (d): wall and CPU ratios of the whole call (CPU: per-event CPU ratio times 10); the
-	# walk floor (reading every surface payload node, deriving nothing) shows how much of
-	# the growth the memory system alone charges.
-	# derive-nogc leaves out the collections a call triggers (a breakdown, not a cost); the
-	# write floor returns the result without reading the log; derive-cold and walk-cold
-	# empty the caches before each call, as an agent step does (no CPU figures: wall only).
-	nd = split("derive walk derive-loaded walk-loaded derive-nogc write derive-cold walk-cold", impls, " ")
-	split("DeriveMessages, live log|walk floor, live log|DeriveMessages, loaded log|walk floor, loaded log|derive without collections|write floor (the result alone)|DeriveMessages per step (cold caches)|walk floor, cold caches", labels, "|")
+	# (d): wall and CPU ratios of the whole call (CPU: per-event CPU ratio times 10).
+	# derive, derive-loaded and derive-cold are what the agent loop and a resumed session
+	# pay (the messages the log keeps); the cold ones empty the caches before each call, as an
+	# agent step does (no CPU figures: wall only). The payload path derives every message
+	# from its payload (events without kept messages, as a hand-built slice): the walk
+	# floor reads every surface payload node and derives nothing, payloads-nogc leaves out
+	# the collections a call triggers (a breakdown, not a cost), the write floor returns
+	# the result of that path without reading the log.
+	nd = split("derive derive-loaded derive-cold payloads walk walk-loaded payloads-nogc write payloads-cold walk-cold", impls, " ")
+	split("DeriveMessages, live log|DeriveMessages, loaded log|DeriveMessages per step (cold caches)|payload path, live log|walk floor, live log|walk floor, loaded log|payload path without collections|write floor (payload path result)|payload path, cold caches|walk floor, cold caches", labels, "|")
 	for (k = 1; k <= nd; k++) {
 		impl = impls[k]; label = labels[k]
 		d10 = "BenchmarkDeriveMessages/" impl "/10k"; d100 = "BenchmarkDeriveMessages/" impl "/100k"; d1m = "BenchmarkDeriveMessages/" impl "/1000k"

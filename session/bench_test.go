@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -143,20 +144,29 @@ func BenchmarkLoad10k(b *testing.B) {
 	runtime.KeepAlive(ld)
 }
 
-// BenchmarkDeriveMessages rebuilds the model history of logs of 10k, 100k and 1M events,
-// with DeriveMessages and with the straightforward one-pass reference it replaced
-// (deriveReference); the time per event should stay flat across the sizes. The walk
-// sub-benchmark is the floor under both: it only reads every node of every surface
-// payload, without decoding or allocating anything, so it shows what the memory system
-// alone charges per event at each size.
+// BenchmarkDeriveMessages rebuilds the model history of logs of 10k, 100k and 1M events;
+// the time per event should stay flat across the sizes.
 //
 // The log is the one a live session builds: events appended to a Memory log as the agent
-// appends them (their payloads built by the event constructors). derive-loaded and
-// walk-loaded run over the same events as a session store's load gives them back (each
-// line parsed by ReadLog, the payloads one after the other in the load's arena): what
-// resuming a session pays. derive-nogc is a breakdown, not a cost anyone pays: the
-// derivation with the collector off during each call (and run between calls, untimed), so
-// that the collections a call's allocation triggers over the live log are left out.
+// appends them (their payloads built by the event constructors), each surface event
+// keeping the message its check derived. derive is DeriveMessages over those events, what
+// the agent loop pays each step; derive-loaded the same over the events as a session
+// store's load gives them back (each line parsed by ReadLog, the payloads one after the
+// other in the load's arena): what a resumed session pays; derive-cold is derive as an
+// agent calls it, once a step with other work between the calls: the processor's caches
+// are emptied before each call (see benchDeriveCold).
+//
+// payloads is DeriveMessages over the same events without their kept messages (as a slice
+// built by hand holds them), so that every message is derived from its payload; reference
+// is the straightforward one-pass derivation that path replaced (deriveReference). The
+// floors under the payload path: walk only reads every node of every surface payload,
+// without decoding or allocating anything (walk-loaded over the loaded log, walk-cold with
+// the caches emptied, beside payloads-cold); stream reads as many bytes as the live log
+// holds in one forward stream (see benchStream); write returns the payload path's result
+// as fresh memory without reading any payload (see writeFloor). payloads-nogc is a
+// breakdown, not a cost anyone pays: the payload path with the collector off during each
+// call (and run between calls, untimed), so that the collections a call's allocation
+// triggers over the live log are left out.
 //
 // Besides wall and CPU time per event it reports what the memory system charges: gcs/op,
 // the garbage collections a call triggers (each marks the whole live log; the runtime's
@@ -164,15 +174,8 @@ func BenchmarkLoad10k(b *testing.B) {
 // machine's load, so it is not reported), and faults/op, the minor page faults of one call
 // (fresh memory the kernel zero-fills on first touch), with sys-ns/event, the CPU time
 // the process spent in the kernel (where those faults are served). log-B/event and
-// log-objects/event are the live heap the log itself holds, measured when it is built.
-// stream is a floor beside walk: reading as many bytes as the live log holds, in one
-// forward stream (see benchStream). write is the floor on the other side: returning the
-// same messages as fresh memory without reading any payload (see writeFloor); since the
-// result is fresh copies, no derivation can cost less, and its ratio across the sizes
-// shows what the allocator, the caches and the collector charge for the result alone.
-// derive-cold is DeriveMessages as an agent calls it, once a step with other work between
-// the calls: the processor's caches are emptied before each call (see benchDeriveCold);
-// walk-cold is its walk floor.
+// log-objects/event are the live heap the log itself holds, kept messages included,
+// measured when it is built.
 //
 // The timed calls run at the heap's steady state, what every call of a long session pays:
 // after a forced collection, untimed calls run until two collections have completed
@@ -188,25 +191,31 @@ func BenchmarkDeriveMessages(b *testing.B) {
 	impls := []struct {
 		name   string
 		loaded bool
-		derive func([]Event) ([]content.Message, error)
+		// handBuilt runs over the live log's events without their kept messages, as a
+		// slice built by hand holds them: DeriveMessages derives every message from its
+		// payload.
+		handBuilt bool
+		derive    func([]Event) ([]content.Message, error)
 		// allocates marks the derivations, which warm up to the heap's steady state.
 		allocates bool
 		// cold empties the caches before each call (benchDeriveCold).
 		cold bool
 	}{
-		{"derive", false, DeriveMessages, true, false},
-		{"reference", false, deriveReference, true, false},
-		{"walk", false, walkSurface, false, false},
-		{"derive-loaded", true, DeriveMessages, true, false},
-		{"walk-loaded", true, walkSurface, false, false},
-		{"derive-nogc", false, nil, true, false},
-		{"stream", false, nil, false, false},
-		{"write", false, nil, true, false},
-		{"derive-cold", false, DeriveMessages, true, true},
-		{"walk-cold", false, walkSurface, false, true},
+		{"derive", false, false, DeriveMessages, true, false},
+		{"derive-loaded", true, false, DeriveMessages, true, false},
+		{"derive-cold", false, false, DeriveMessages, true, true},
+		{"payloads", false, true, DeriveMessages, true, false},
+		{"reference", false, false, deriveReference, true, false},
+		{"walk", false, false, walkSurface, false, false},
+		{"walk-loaded", true, false, walkSurface, false, false},
+		{"payloads-nogc", false, true, nil, true, false},
+		{"stream", false, false, nil, false, false},
+		{"write", false, true, nil, true, false},
+		{"payloads-cold", false, true, DeriveMessages, true, true},
+		{"walk-cold", false, false, walkSurface, false, true},
 	}
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
-		var live, loaded []Event
+		var live, loaded, handBuilt []Event
 		var liveSize, loadedSize heapSize
 		for _, impl := range impls {
 			b.Run(impl.name+"/"+strconv.Itoa(n/1000)+"k", func(b *testing.B) {
@@ -214,11 +223,17 @@ func BenchmarkDeriveMessages(b *testing.B) {
 					liveSize = measureHeap(func() { live = deriveBenchEvents(b, n) })
 				}
 				evs, size := live, liveSize
-				if impl.loaded {
+				switch {
+				case impl.loaded:
 					if loaded == nil {
 						loadedSize = measureHeap(func() { loaded = deriveBenchLoaded(b, live) })
 					}
 					evs, size = loaded, loadedSize
+				case impl.handBuilt:
+					if handBuilt == nil {
+						handBuilt = withoutKept(live)
+					}
+					evs = handBuilt
 				}
 				switch impl.name {
 				case "stream":
@@ -233,11 +248,11 @@ func BenchmarkDeriveMessages(b *testing.B) {
 					return
 				}
 				if impl.derive == nil {
-					benchDeriveNoGC(b, n, evs)
+					benchDeriveNoGC(b, n, evs) // payloads-nogc
 					return
 				}
 				benchDerive(b, n, evs, impl.derive, impl.allocates)
-				// What the log itself holds, for the layout's share of the cost: its heap
+				// What the log itself holds (kept messages included), for the layout's share of the cost: its heap
 				// bytes and objects an event (the loaded log's include its arena).
 				b.ReportMetric(float64(size.bytes)/float64(n), "log-B/event")
 				b.ReportMetric(float64(size.objects)/float64(n), "log-objects/event")
@@ -270,8 +285,18 @@ func benchStream(b *testing.B, n int, size heapSize) {
 	}
 }
 
-// writeFloor returns a function that builds what DeriveMessages returns for events (a log
-// of whole crash-test turns) without reading a payload: the same number of messages, each
+// withoutKept returns a copy of events without the messages a log keeps for its surface
+// events: events as a slice built by hand holds them.
+func withoutKept(events []Event) []Event {
+	out := slices.Clone(events)
+	for i := range out {
+		out[i].derived = nil
+	}
+	return out
+}
+
+// writeFloor returns a function that builds what DeriveMessages returns for hand-built
+// events (withoutKept of a log of whole crash-test turns) without reading a payload: the same number of messages, each
 // a copy of the matching message of the first turn (every turn has the same shape: the
 // same blocks, sources and chunks), through the same chunked allocation. It reads only the
 // events' own fields, as DeriveMessages' counting pass does. TestWriteFloorMatchesDerive

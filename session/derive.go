@@ -12,9 +12,15 @@ import (
 // user/message, assistant/message and tool/result events on the surface (SurfaceOp
 // "append"), in log order. Every other event — tool/call, tool/code-dispatch-start,
 // tool/code-dispatch, boundaries, audits — is ignored, and so is an assistant/message with
-// no content (it only carries usage). The messages are fresh copies: their slices, sources
-// and images belong to the caller; strings and the members of blocks of unknown types are
-// shared with the log, which never changes them.
+// no content (it only carries usage).
+//
+// The result slice is the caller's; the messages' blocks and sources are shared with the
+// events and with every other derivation from them, and must not be modified in place:
+// Clone a message to change it (appending to a message's content is safe, as its capacity
+// is its length). A log derives each surface event's message once, when it checks the
+// event on append or load, so deriving from a log's events copies one message header an
+// event and reads no payload; an event built by hand, or whose Type or Data was changed
+// since a log returned it, is derived from its payload on each call.
 //
 // A malformed payload on the surface fails the derivation with an error naming the event's
 // seq, exactly as the event's Decode function reports it.
@@ -30,11 +36,14 @@ func DeriveMessages(events []Event) ([]content.Message, error) {
 	if surface == 0 {
 		return nil, nil
 	}
-	d := newDeriver(surface)
-	// Each message is written field by field into its zeroed slot of out rather than built
-	// apart and copied in: while the collector marks (most of the time, for a log too large
-	// for the caches) copying a whole struct runs a bulk write barrier over all its pointer
-	// words, where a field store pays only its own.
+	// d derives the messages of events without a kept message (hand-built ones), set up
+	// when the first is met.
+	var d deriver
+	deriving := false
+	// A kept message is copied into its slot whole (four pointer words). A message derived
+	// from its payload is written field by field into its zeroed slot rather than built
+	// apart and copied in: while the collector marks, copying a whole struct runs a bulk
+	// write barrier over all its pointer words, where a field store pays only its own.
 	out := make([]content.Message, surface)
 	n := 0
 	for i := range events {
@@ -43,6 +52,17 @@ func DeriveMessages(events []Event) ([]content.Message, error) {
 			continue
 		}
 		dst := &out[n]
+		if m := e.derived.of(e); m != nil {
+			if len(m.Content) == 0 && e.Type == TypeAssistantMessage {
+				continue // usage only
+			}
+			*dst = *m
+			n++
+			continue
+		}
+		if !deriving {
+			d, deriving = newDeriver(surface-n), true
+		}
 		if !d.message(e, dst) {
 			// The direct decoding met something other than a well-formed payload: the
 			// event's own decoder decides, and names what is wrong.
@@ -62,6 +82,66 @@ func DeriveMessages(events []Event) ([]content.Message, error) {
 		return nil, nil
 	}
 	return out[:n], nil
+}
+
+// derivation is the history message of one surface event, derived once when the event was
+// checked, with what it was derived from: the event's Data and its type.
+type derivation struct {
+	data *jsonv.Object
+	kind surfaceKind
+	msg  content.Message
+}
+
+// surfaceKind is a surface event's type in a byte, so that a kept derivation stays small.
+type surfaceKind uint8
+
+const (
+	kindNone surfaceKind = iota
+	kindUser
+	kindAssistant
+	kindToolResult
+)
+
+// kindOf returns the surfaceKind of an event type, kindNone for a type off the surface.
+func kindOf(typ string) surfaceKind {
+	switch typ {
+	case TypeUserMessage:
+		return kindUser
+	case TypeAssistantMessage:
+		return kindAssistant
+	case TypeToolResult:
+		return kindToolResult
+	}
+	return kindNone
+}
+
+// of returns the kept message of e, or nil when there is none or e's Type or Data is not
+// what it was derived from.
+func (v *derivation) of(e *Event) *content.Message {
+	if v == nil {
+		return nil
+	}
+	if o, ok := e.Data.(*jsonv.Object); !ok || o != v.data || kindOf(e.Type) != v.kind {
+		return nil
+	}
+	return &v.msg
+}
+
+// checkSurface checks the payload of a surface event (user/message, assistant/message,
+// tool/result) by deriving its history message, and keeps the message in e. A payload the
+// direct derivation refuses is checked by the event's decoder, which names what is wrong.
+func checkSurface(e *Event) error {
+	e.derived = nil
+	if o, ok := e.Data.(*jsonv.Object); ok && o != nil {
+		v := &derivation{data: o, kind: kindOf(e.Type)}
+		d := deriver{exact: true}
+		if d.derive(e, &v.msg) {
+			e.derived = v
+			return nil
+		}
+	}
+	_, err := decodeSurface(e)
+	return err
 }
 
 // onSurface reports whether e contributes a message to the model history.
@@ -120,6 +200,10 @@ func decodeSurface(e *Event) (content.Message, error) {
 // anything else they report false and DeriveMessages asks the decoder, which either
 // reports the error or (should the two ever disagree) derives the message itself.
 type deriver struct {
+	// exact gives every block list and source an allocation of its own, of exactly its
+	// size: for the message of one event, which the event keeps (checkSurface).
+	exact bool
+
 	blocks     []content.Block  // the current chunk; its free part is blocks[len:cap]
 	sources    []content.Source // the current slab; its free part is sources[len:cap]
 	blocksLeft int              // the blocks the guess still expects past the current chunk
@@ -139,11 +223,11 @@ const (
 	minBlockChunk = 64
 )
 
-func newDeriver(surface int) *deriver {
+func newDeriver(surface int) deriver {
 	// Two blocks a message is the first guess (a text, a tool result and its text, or a
 	// few calls in one assistant message); it only sizes the chunks of a short history,
 	// since a long one is carved out of full-size chunks anyway.
-	return &deriver{blocksLeft: 2 * surface, sourceLeft: surface}
+	return deriver{blocksLeft: 2 * surface, sourceLeft: surface}
 }
 
 // take returns n zeroed blocks of the current chunk, starting a new one when it is full.
@@ -151,6 +235,9 @@ func newDeriver(surface int) *deriver {
 // message's content reallocates instead of writing into the next message's blocks. It
 // never returns nil, as content.ListFromValue never does.
 func (d *deriver) take(n int) []content.Block {
+	if d.exact {
+		return make([]content.Block, n)
+	}
 	if free := cap(d.blocks) - len(d.blocks); n > free {
 		// The free tail left behind goes back to the guess, so that an exact guess still
 		// sizes the last chunk exactly.
@@ -172,6 +259,9 @@ func (d *deriver) take(n int) []content.Block {
 // as large as the surface events still without a slot allow, when it is full. A surface
 // event takes at most one slot, so the slabs never hold more slots than surface events.
 func (d *deriver) source() *content.Source {
+	if d.exact {
+		return new(content.Source)
+	}
 	if len(d.sources) == cap(d.sources) {
 		size := min(max(d.sourceLeft, 1), maxSourceSlab)
 		d.sourceLeft -= size

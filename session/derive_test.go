@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"testing"
 	"unsafe"
@@ -164,7 +165,11 @@ func TestDeriveMessagesMatchesReference(t *testing.T) {
 				rt.Fatalf("append %s: %v", e.Type, err)
 			}
 		}
-		want, got := deriveAsReference(rt, m.Events())
+		evs := m.Events()
+		if rapid.Bool().Draw(rt, "handBuilt") {
+			evs = withoutKept(evs) // every message derived from its payload
+		}
+		want, got := deriveAsReference(rt, evs)
 		// The slots past the result (those of usage-only assistant messages, written and
 		// given up) hold nothing: no stale message keeps blocks or sources alive.
 		for i, m := range got[len(got):cap(got)] {
@@ -214,7 +219,11 @@ func TestDeriveMessagesAcrossChunks(t *testing.T) {
 				rt.Fatalf("append %s: %v", e.Type, err)
 			}
 		}
-		_, got := deriveAsReference(rt, m.Events())
+		evs := m.Events()
+		if rapid.Bool().Draw(rt, "handBuilt") {
+			evs = withoutKept(evs) // the blocks carved out of chunks
+		}
+		_, got := deriveAsReference(rt, evs)
 		sources := make(map[*content.Source]int)
 		for i, msg := range got {
 			if cap(msg.Content) != len(msg.Content) {
@@ -343,6 +352,7 @@ func TestDeriveMessagesEveryDamage(t *testing.T) {
 				ok.Seq = 2
 				t.Run(fmt.Sprintf("%d/%s/%d/%d", si, e.Type, slot, op), func(t *testing.T) {
 					checkDerivesLikeReference(t, []Event{ok, e})
+					checkStampLikeDecoder(t, e)
 				})
 			}
 		}
@@ -374,9 +384,145 @@ func TestDeriveMessagesMalformed(t *testing.T) {
 				damage(slots[k], rapid.IntRange(0, 1+len(damagePalette)).Draw(rt, "op"))
 			}
 			evs[i] = e
+			checkStampLikeDecoder(rt, e)
 		}
 		checkDerivesLikeReference(rt, evs)
 	})
+}
+
+// checkStampLikeDecoder checks that a log accepts a surface event exactly when the event's
+// decoder does, with the decoder's error, and that the message it keeps for an accepted one
+// is the one the reference derives.
+func checkStampLikeDecoder(t interface{ Fatalf(string, ...any) }, e Event) {
+	_, decErr := decodeSurface(&e)
+	stamped, err := Stamp(e, e.Seq, 0)
+	switch {
+	case decErr != nil && (err == nil || err.Error() != decErr.Error()):
+		t.Fatalf("Stamp error = %v, want the decoder's: %v", err, decErr)
+	case decErr == nil && err != nil:
+		t.Fatalf("Stamp refused an event the decoder accepts: %v", err)
+	case err != nil:
+		return
+	case stamped.derived == nil:
+		t.Fatalf("Stamp kept no message for %s", e.Type)
+	}
+	checkDerivesLikeReference(t, []Event{stamped})
+}
+
+// TestDeriveMessagesKept checks the messages a log keeps for its surface events, on every
+// way events reach a log (appended, loaded from a file, parsed into an arena by a store):
+// each surface event keeps one, DeriveMessages returns what it derives from the payloads,
+// with one allocation (the result slice), and two derivations share their blocks while
+// appending to one message's content changes no other.
+func TestDeriveMessagesKept(t *testing.T) {
+	appended := build(t, surfaceSamples()...)
+	data, err := EncodeHeader(Header{ID: "kept", Cwd: "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = append(data, '\n')
+	var arena EventArena
+	var parsed []Event
+	for i := range appended {
+		line, err := EncodeEvent(appended[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = append(append(data, line...), '\n')
+		e, err := arena.ParseEvent(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed = append(parsed, e)
+	}
+	_, loaded, _, err := ReadLog(data, CompressionNone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		evs  []Event
+	}{{"appended", appended}, {"loaded", loaded}, {"arena", parsed}} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, e := range tc.evs {
+				if onSurface(&e) && e.derived.of(&e) == nil {
+					t.Errorf("seq %d (%s) keeps no message", e.Seq, e.Type)
+				}
+			}
+			want, err := DeriveMessages(withoutKept(tc.evs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := DeriveMessages(tc.evs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got, equalObjects); diff != "" {
+				t.Fatalf("kept messages differ from the payloads' (-payloads +kept):\n%s", diff)
+			}
+			again, _ := DeriveMessages(tc.evs)
+			for i := range got {
+				if len(got[i].Content) > 0 && &got[i].Content[0] != &again[i].Content[0] {
+					t.Errorf("message %d: two derivations do not share their blocks", i)
+				}
+			}
+			got[0].Content = append(got[0].Content, content.Text("appended"))
+			if diff := cmp.Diff(want, again, equalObjects); diff != "" {
+				t.Errorf("appending to one derivation changed another:\n%s", diff)
+			}
+			if allocs := testing.AllocsPerRun(20, func() { DeriveMessages(tc.evs) }); allocs != 1 {
+				t.Errorf("DeriveMessages over kept messages allocates %v times a call, want 1", allocs)
+			}
+		})
+	}
+}
+
+// TestDeriveMessagesChangedEvents checks that a kept message is used only for the event it
+// was derived for: a copy of a log's event whose Data or Type was changed is derived from
+// what it holds now, as the reference derives it (or fails as the reference fails).
+func TestDeriveMessagesChangedEvents(t *testing.T) {
+	base := build(t, surfaceSamples()...)
+	other := UserMessage{Message: content.Message{ID: "other", Content: content.Texts("changed")}}.Event()
+	for _, tc := range []struct {
+		name   string
+		change func(e *Event)
+	}{
+		{"data replaced", func(e *Event) {
+			if e.Type == TypeUserMessage {
+				e.Data = other.Data
+			}
+		}},
+		{"data cloned", func(e *Event) { e.Data = jsonv.Clone(e.Data) }},
+		{"tool result typed as a user message", func(e *Event) {
+			if e.Type == TypeToolResult {
+				e.Type = TypeUserMessage
+			}
+		}},
+		{"assistant message typed as a tool result", func(e *Event) {
+			if e.Type == TypeAssistantMessage {
+				e.Type = TypeToolResult
+			}
+		}},
+		{"data of another kind", func(e *Event) {
+			if e.Type == TypeToolResult {
+				e.Data = other.Data
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			evs := slices.Clone(base)
+			for i := range evs {
+				tc.change(&evs[i])
+			}
+			checkDerivesLikeReference(t, evs)
+		})
+	}
+	evs := slices.Clone(base)
+	evs[0].Data = other.Data
+	got, err := DeriveMessages(evs)
+	if err != nil || len(got) == 0 || got[0].ID != "other" {
+		t.Errorf("after replacing the first event's data, DeriveMessages = %v, %v; want the message \"other\" first", got, err)
+	}
 }
 
 // equalObjects compares the Extra members of blocks of unknown types as JSON values.
@@ -542,7 +688,8 @@ func deriveAsReference(rt *rapid.T, evs []Event) (want, got []content.Message) {
 }
 
 // TestWriteFloorMatchesDerive pins BenchmarkDeriveMessages' write floor to what it stands
-// for: over a log of whole crash-test turns it returns as many messages as DeriveMessages,
+// for: over a log of whole crash-test turns without its kept messages (the payload path)
+// it returns as many messages as DeriveMessages,
 // each of the same shape (role, source, block types and nesting), allocated alike.
 func TestWriteFloorMatchesDerive(t *testing.T) {
 	var evs []Event
@@ -557,7 +704,7 @@ func TestWriteFloorMatchesDerive(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	evs = m.Events()
+	evs = withoutKept(m.Events())
 	want, err := DeriveMessages(evs)
 	if err != nil {
 		t.Fatal(err)

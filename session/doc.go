@@ -15,7 +15,8 @@
 // tool/code-dispatch*, approval/*) have their documented shape. The payload types in this
 // package (ToolCall, ToolResult, …) build those events byte-exactly and decode them back.
 //
-// DeriveMessages rebuilds the model history from the surface events; RecoveryEvents
+// DeriveMessages rebuilds the model history from the surface events (a log derives each
+// surface event's message once, when it checks the event, and keeps it); RecoveryEvents
 // computes the closers of a crash-interrupted turn (TOOL_OUTCOME_UNKNOWN for a call with a
 // durable tool/call but no result, TOOL_NOT_STARTED for a requested call never recorded,
 // then step/end and turn/end {kind:"interrupted"}), with the reference harness's texts.

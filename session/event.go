@@ -40,6 +40,9 @@ type Event struct {
 	// owned is Data when an OwnedEvent constructor built it for a log to keep as it is
 	// (see Stamp); nil otherwise, and always in an event a log returns.
 	owned *jsonv.Object
+	// derived is the model-history message of a surface event, derived when the event was
+	// checked (as a log appends or loads it); nil for an event built by hand.
+	derived *derivation
 }
 
 // Event types known to dsh. A log holding an event of another type is refused on load

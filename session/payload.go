@@ -644,7 +644,8 @@ func DecodeApprovalDecided(e Event) (ApprovalDecided, error) {
 	return p, nil
 }
 
-// checkPayload checks the data shape of the core event types.
+// checkPayload checks the data shape of the core event types, and keeps the history
+// message of a surface event it derived on the way (checkSurface).
 func checkPayload(e *Event) error {
 	var err error
 	switch e.Type {
@@ -656,14 +657,10 @@ func checkPayload(e *Event) error {
 		_, err = DecodeStepStart(*e)
 	case TypeStepEnd:
 		_, err = DecodeStepEnd(*e)
-	case TypeUserMessage:
-		_, err = DecodeUserMessage(*e)
-	case TypeAssistantMessage:
-		_, err = DecodeAssistantMessage(*e)
+	case TypeUserMessage, TypeAssistantMessage, TypeToolResult:
+		err = checkSurface(e)
 	case TypeToolCall:
 		_, err = DecodeToolCall(*e)
-	case TypeToolResult:
-		_, err = DecodeToolResult(*e)
 	case TypeCodeDispatchStart:
 		_, err = DecodeCodeDispatchStart(*e)
 	case TypeCodeDispatch:
