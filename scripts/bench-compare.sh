@@ -62,7 +62,7 @@ if [ "${DSH_BENCH_NO_1M:-}" = 1 ]; then
 fi
 for sb in $sizes; do
 	go test -run '^$' -benchmem -count "$count" -benchtime "${sb#*:}" \
-		-bench "^BenchmarkDeriveMessages\$/^(derive|derive-loaded|derive-cold|payloads|walk|walk-loaded|payloads-nogc|write|payloads-cold|walk-cold)\$/^${sb%%:*}\$" ./session/ >>"$out"
+		-bench "^BenchmarkDeriveMessages\$/^(derive|derive-loaded|derive-cold|derive-step|scan|scan-cold|payloads|walk|walk-loaded|payloads-nogc|write|payloads-cold|walk-cold)\$/^${sb%%:*}\$" ./session/ >>"$out"
 done
 
 if command -v node >/dev/null; then
@@ -135,14 +135,16 @@ END {
 	printf "%-62s %8s\n", "(e) 1000 naps, dsh wiring / bare goroutine batch", ratio("BenchmarkScenarios/e-scheduler-1000-naps", "BenchmarkGoroutineFloor1000Naps")
 	# (d): wall and CPU ratios of the whole call (CPU: per-event CPU ratio times 10).
 	# derive, derive-loaded and derive-cold are what the agent loop and a resumed session
-	# pay (the messages the log keeps); the cold ones empty the caches before each call, as an
-	# agent step does (no CPU figures: wall only). The payload path derives every message
+	# pay (the messages the log keeps, in a history placed by earlier calls); the cold ones
+	# empty the caches before each call, as an agent step does, and derive-step appends a
+	# turn before each call (no CPU figures: wall only). scan and scan-cold read each
+	# event once and derive nothing: the floor of any derivation. The payload path derives every message
 	# from its payload (events without kept messages, as a hand-built slice): the walk
 	# floor reads every surface payload node and derives nothing, payloads-nogc leaves out
 	# the collections a call triggers (a breakdown, not a cost), the write floor returns
 	# the result of that path without reading the log.
-	nd = split("derive derive-loaded derive-cold payloads walk walk-loaded payloads-nogc write payloads-cold walk-cold", impls, " ")
-	split("DeriveMessages, live log|DeriveMessages, loaded log|DeriveMessages per step (cold caches)|payload path, live log|walk floor, live log|walk floor, loaded log|payload path without collections|write floor (payload path result)|payload path, cold caches|walk floor, cold caches", labels, "|")
+	nd = split("derive derive-loaded derive-cold derive-step scan scan-cold payloads walk walk-loaded payloads-nogc write payloads-cold walk-cold", impls, " ")
+	split("DeriveMessages, live log|DeriveMessages, loaded log|DeriveMessages, cold caches|DeriveMessages, a turn appended each call|scan floor|scan floor, cold caches|payload path, live log|walk floor, live log|walk floor, loaded log|payload path without collections|write floor (payload path result)|payload path, cold caches|walk floor, cold caches", labels, "|")
 	for (k = 1; k <= nd; k++) {
 		impl = impls[k]; label = labels[k]
 		d10 = "BenchmarkDeriveMessages/" impl "/10k"; d100 = "BenchmarkDeriveMessages/" impl "/100k"; d1m = "BenchmarkDeriveMessages/" impl "/1000k"

@@ -154,7 +154,11 @@ func BenchmarkLoad10k(b *testing.B) {
 // store's load gives them back (each line parsed by ReadLog, the payloads one after the
 // other in the load's arena): what a resumed session pays; derive-cold is derive as an
 // agent calls it, once a step with other work between the calls: the processor's caches
-// are emptied before each call (see benchDeriveCold).
+// are emptied before each call (see benchDeriveCold); derive-step appends a turn to the
+// log before each call, so that each call places that turn's messages (see
+// benchDeriveStep). scan and scan-cold are their floor:
+// reading each event's type and surface marker, as any derivation from a slice of events
+// must (see scanEvents).
 //
 // payloads is DeriveMessages over the same events without their kept messages (as a slice
 // built by hand holds them), so that every message is derived from its payload; reference
@@ -204,6 +208,9 @@ func BenchmarkDeriveMessages(b *testing.B) {
 		{"derive", false, false, DeriveMessages, true, false},
 		{"derive-loaded", true, false, DeriveMessages, true, false},
 		{"derive-cold", false, false, DeriveMessages, true, true},
+		{"derive-step", false, false, DeriveMessages, true, false},
+		{"scan", false, false, scanEvents, false, false},
+		{"scan-cold", false, false, scanEvents, false, true},
 		{"payloads", false, true, DeriveMessages, true, false},
 		{"reference", false, false, deriveReference, true, false},
 		{"walk", false, false, walkSurface, false, false},
@@ -216,11 +223,15 @@ func BenchmarkDeriveMessages(b *testing.B) {
 	}
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
 		var live, loaded, handBuilt []Event
+		var liveLog *Memory // live's log, which derive-step grows
 		var liveSize, loadedSize heapSize
 		for _, impl := range impls {
 			b.Run(impl.name+"/"+strconv.Itoa(n/1000)+"k", func(b *testing.B) {
 				if live == nil {
-					liveSize = measureHeap(func() { live = deriveBenchEvents(b, n) })
+					liveSize = measureHeap(func() {
+						liveLog = deriveBenchLog(b, n)
+						live = liveLog.Events()
+					})
 				}
 				evs, size := live, liveSize
 				switch {
@@ -236,6 +247,9 @@ func BenchmarkDeriveMessages(b *testing.B) {
 					evs = handBuilt
 				}
 				switch impl.name {
+				case "derive-step":
+					benchDeriveStep(b, n, liveLog)
+					return
 				case "stream":
 					benchStream(b, n, size)
 					return
@@ -515,18 +529,50 @@ func gcCycles() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// deriveBenchEvents builds a log of n events out of whole crash-test turns.
-func deriveBenchEvents(b *testing.B, n int) []Event {
+// deriveBenchLog builds a log of n events (or a few more) out of whole crash-test turns.
+func deriveBenchLog(b *testing.B, n int) *Memory {
 	b.Helper()
 	m := NewMemory(nil)
 	for t := 0; m.Len() < n; t++ {
-		for _, st := range crashTurn(t) {
-			if _, err := m.Append(st.e); err != nil {
-				b.Fatal(err)
-			}
+		appendCrashTurn(b, m, t)
+	}
+	return m
+}
+
+// appendCrashTurn appends crash-test turn t to m.
+func appendCrashTurn(b *testing.B, m *Memory, t int) {
+	b.Helper()
+	for _, st := range crashTurn(t) {
+		if _, err := m.Append(st.e); err != nil {
+			b.Fatal(err)
 		}
 	}
-	return m.Events()
+}
+
+// benchDeriveStep times DeriveMessages as the agent loop calls it, once a step over a log
+// that grew since the last call: before each call, untimed, one more turn (crashTurnEvents
+// events) is appended to m, a log of about n events, so each call derives the new turn's
+// messages and shares the rest. It runs after derive, whose calls placed the history of
+// m's first events.
+func benchDeriveStep(b *testing.B, n int, m *Memory) {
+	b.Helper()
+	runtime.GC()
+	b.ReportAllocs() // the timed calls' only: the appends run with the timer stopped
+	t := m.Len() / crashTurnEvents
+	var wall time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		appendCrashTurn(b, m, t)
+		t++
+		evs := m.Events()
+		b.StartTimer()
+		t0 := time.Now()
+		if _, err := DeriveMessages(evs); err != nil {
+			b.Fatal(err)
+		}
+		wall += time.Since(t0)
+	}
+	b.ReportMetric(float64(wall.Nanoseconds())/float64(b.N)/float64(n), "ns/event")
 }
 
 // deriveBenchLoaded returns events as a session store's load gives them back: written as
@@ -552,6 +598,22 @@ func deriveBenchLoaded(b *testing.B, events []Event) []Event {
 		b.Fatalf("loaded %d events of %d", len(loaded), len(events))
 	}
 	return loaded
+}
+
+// scanEvents reads what DeriveMessages reads of every event to find the surface ones (its
+// type and surface marker), derives nothing and allocates nothing: the floor of any
+// derivation from a slice of events.
+func scanEvents(events []Event) ([]content.Message, error) {
+	n := 0
+	for i := range events {
+		if onSurface(&events[i]) {
+			n++
+		}
+	}
+	if n < 0 {
+		return nil, errors.New("unreachable")
+	}
+	return nil, nil
 }
 
 // walkSurface reads every node of every surface payload in events (a string's header, not

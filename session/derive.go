@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/dsh-go/dsh/content"
@@ -14,17 +15,27 @@ import (
 // tool/code-dispatch, boundaries, audits — is ignored, and so is an assistant/message with
 // no content (it only carries usage).
 //
-// The result slice is the caller's; the messages' blocks and sources are shared with the
-// events and with every other derivation from them, and must not be modified in place:
-// Clone a message to change it (appending to a message's content is safe, as its capacity
-// is its length). A log derives each surface event's message once, when it checks the
-// event on append or load, so deriving from a log's events copies one message header an
-// event and reads no payload; an event built by hand, or whose Type or Data was changed
-// since a log returned it, is derived from its payload on each call.
+// The messages are shared and read-only: neither the slice nor the messages' blocks and
+// sources may be modified in place (Clone a message to change it; appending to the slice or
+// to a message's content is safe, as their capacities are their lengths). A log derives
+// each surface event's message once, when it checks the event on append or load, and keeps
+// it with the event; the first derivation over a log's events places those messages in one
+// history that every later derivation over the same events, or over the log grown since,
+// shares: it appends only the new messages and otherwise reads the events' own fields, no
+// payload, and allocates nothing, so a long session's steps cost no garbage the size of the
+// history. Events built by hand, a copy of a log's event whose Type or Data was changed, or
+// a selection of a log's surface events that is not the log's run from its start are
+// derived into a fresh slice instead (from their payloads when they keep no message).
 //
 // A malformed payload on the surface fails the derivation with an error naming the event's
 // seq, exactly as the event's Decode function reports it.
 func DeriveMessages(events []Event) ([]content.Message, error) {
+	if msgs, ok := sharedHistory(events); ok {
+		if len(msgs) == 0 {
+			return nil, nil
+		}
+		return msgs, nil
+	}
 	// The counting pass reads only the events' own fields (a sequential scan of the slice),
 	// never their payloads, so that sizing the result costs no pointer chasing.
 	surface := 0
@@ -53,8 +64,8 @@ func DeriveMessages(events []Event) ([]content.Message, error) {
 		}
 		dst := &out[n]
 		if m := e.derived.of(e); m != nil {
-			if len(m.Content) == 0 && e.Type == TypeAssistantMessage {
-				continue // usage only
+			if usageOnly(e, m) {
+				continue
 			}
 			*dst = *m
 			n++
@@ -72,8 +83,8 @@ func DeriveMessages(events []Event) ([]content.Message, error) {
 			}
 			*dst = m
 		}
-		if e.Type == TypeAssistantMessage && len(dst.Content) == 0 {
-			*dst = content.Message{} // usage only: the slot stays free
+		if usageOnly(e, dst) {
+			*dst = content.Message{} // the slot stays free
 			continue
 		}
 		n++
@@ -81,13 +92,20 @@ func DeriveMessages(events []Event) ([]content.Message, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	return out[:n], nil
+	return out[:n:n], nil
 }
 
 // derivation is the history message of one surface event, derived once when the event was
 // checked, with what it was derived from: the event's Data and its type.
 type derivation struct {
+	// The fields a derivation over a placed history reads come first, within one cache
+	// line; msg, copied only on the other paths, last.
 	data *jsonv.Object
+	// hist and pos place msg in the history of the events (see sharedHistory): hist is
+	// set once, by the first DeriveMessages call that places it, and pos, msg's position
+	// plus one (zero until set), right after.
+	hist atomic.Pointer[history]
+	pos  atomic.Int64
 	kind surfaceKind
 	msg  content.Message
 }
