@@ -867,3 +867,32 @@ func TestWriteFloorMatchesDerive(t *testing.T) {
 		t.Errorf("a call allocates %v times in the write floor, %v in DeriveMessages", fl, derive)
 	}
 }
+
+// TestDeriveMessagesSelectionsKeepTheLogShared checks that derivations over selections of
+// logs' events (a suffix, a prefix of one log joined to another log) made before a log's
+// own first derivation do not keep that log from sharing one history: afterwards each
+// log's events still derive without allocating.
+func TestDeriveMessagesSelectionsKeepTheLogShared(t *testing.T) {
+	a, b := build(t, surfaceSamples()...), build(t, surfaceSamples()...)
+	for _, sel := range [][]Event{a[2:], append(slices.Clone(a[:2]), b...)} {
+		want, err := DeriveMessages(withoutKept(sel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := DeriveMessages(sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got, equalObjects); diff != "" {
+			t.Fatalf("a selection derives differently (-payloads +got):\n%s", diff)
+		}
+	}
+	for name, evs := range map[string][]Event{"a": a, "b": b} {
+		if _, err := DeriveMessages(evs); err != nil {
+			t.Fatal(err)
+		}
+		if allocs := testing.AllocsPerRun(10, func() { DeriveMessages(evs) }); allocs != 0 {
+			t.Errorf("log %s derives with %v allocations a call after the selections, want 0", name, allocs)
+		}
+	}
+}

@@ -22,15 +22,20 @@ type history struct {
 	pub atomic.Pointer[[]content.Message]
 }
 
-// sharedHistory returns the model history of events without copying it, when every surface
-// event keeps its message (the events come from a log) and those messages stand, or can be
-// appended, at consecutive positions of one history from its start. ok is false otherwise:
-// the caller derives a fresh copy.
+// sharedHistory returns the model history of events without copying it, when events are a
+// log's run from its start (each event's Seq is its index), every surface event keeps its
+// message, and those messages stand, or can be appended, at consecutive positions of one
+// history from its start. ok is false otherwise: the caller derives a fresh copy. Requiring
+// a log's run keeps a selection of a log's events (a suffix, two logs' events joined) from
+// placing messages where the log's own run would not find them.
 func sharedHistory(events []Event) (msgs []content.Message, ok bool) {
 	var h *history
 	n := 0 // the messages met so far, at positions 0..n-1 of h
 	for i := range events {
 		e := &events[i]
+		if e.Seq != int64(i) {
+			return nil, false
+		}
 		if !onSurface(e) {
 			continue
 		}
@@ -83,6 +88,10 @@ func extendHistory(h *history, n int, rest []Event) ([]content.Message, bool) {
 	added := 0
 	for i := range rest {
 		e := &rest[i]
+		if e.Seq != rest[0].Seq+int64(i) {
+			h.buf = h.buf[:n] // nothing was published
+			return nil, false
+		}
 		if !onSurface(e) {
 			continue
 		}
