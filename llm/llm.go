@@ -42,9 +42,9 @@ type Request struct {
 	// System is the system prompt; empty means none.
 	System string
 	// Messages is the conversation in order: user messages (text, tool results) and the
-	// model's earlier assistant messages (reasoning, text, tool calls). Their blocks and
-	// sources may be shared with the session log (session.DeriveMessages): a Model reads
-	// them and must not modify them in place.
+	// model's earlier assistant messages (reasoning, text, tool calls). The slice and the
+	// messages' blocks and sources may be shared with the session log
+	// (session.DeriveMessages): a Model reads them and must not modify them in place.
 	Messages []content.Message
 	// Tools are the tool schemas the model may call, in the order it sees them.
 	Tools []ToolSchema

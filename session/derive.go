@@ -23,9 +23,10 @@ import (
 // history that every later derivation over the same events, or over the log grown since,
 // shares: it appends only the new messages and otherwise reads the events' own fields, no
 // payload, and allocates nothing, so a long session's steps cost no garbage the size of the
-// history. Events built by hand, a copy of a log's event whose Type or Data was changed, or
-// a selection of a log's surface events that is not the log's run from its start are
-// derived into a fresh slice instead (from their payloads when they keep no message).
+// history. Events built by hand, a copy of a log's event whose Type or Data was changed, and
+// any selection of events other than a log's run from its start (each event's Seq its
+// index) are derived into a fresh slice instead (from their payloads when they keep no
+// message).
 //
 // A malformed payload on the surface fails the derivation with an error naming the event's
 // seq, exactly as the event's Decode function reports it.
