@@ -550,8 +550,9 @@ func TestDeriveMessagesSharedHistory(t *testing.T) {
 }
 
 // TestDeriveMessagesConcurrent derives from one log's events in many goroutines while the
-// log grows (run it with -race): every derivation, over a snapshot of the events or a
-// prefix of one, equals the one from the payloads.
+// log grows (run it with -race), the first derivations among them: every derivation, over a
+// snapshot of the events or a prefix of one, equals the one from the payloads, and
+// afterwards the log's events still share one history.
 func TestDeriveMessagesConcurrent(t *testing.T) {
 	m := NewMemory(fixedClock)
 	appendTurn := func(i int) {
@@ -600,6 +601,13 @@ func TestDeriveMessagesConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	evs := m.Events()
+	if _, err := DeriveMessages(evs); err != nil {
+		t.Fatal(err)
+	}
+	if allocs := testing.AllocsPerRun(10, func() { DeriveMessages(evs) }); allocs != 0 {
+		t.Errorf("after the concurrent derivations the log derives with %v allocations a call, want 0", allocs)
+	}
 }
 
 // TestDeriveMessagesChangedEvents checks that a kept message is used only for the event it

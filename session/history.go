@@ -75,35 +75,48 @@ func sharedHistory(events []Event) (msgs []content.Message, ok bool) {
 // placed (a message changed since the log kept it, or placed elsewhere meanwhile) or when
 // h grew past n meanwhile.
 func extendHistory(h *history, n int, rest []Event) ([]content.Message, bool) {
+	// rest[0] is a surface event with a kept message that is part of the history.
+	var claimed *derivation
 	if h == nil {
-		h = new(history)
+		// A new history claims its first message before anything else, so that two first
+		// derivations at once cannot split a log's messages between two histories: the
+		// one that loses the claim copies. The position comes after the publication, so a
+		// reader that sees the claim first finds no position yet and copies too.
+		h, claimed = new(history), rest[0].derived
+		if !claimed.hist.CompareAndSwap(nil, h) {
+			return nil, false
+		}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.buf) != n {
+		return nil, false // grown meanwhile (never so for a new history)
+	}
+	// giveUp undoes what was not published: the messages appended, the claim.
+	giveUp := func() ([]content.Message, bool) {
+		h.buf = h.buf[:n]
+		if claimed != nil {
+			claimed.hist.Store(nil)
+		}
 		return nil, false
 	}
 	// First the messages, then their publication, then the placements: a reader that sees
 	// a placement always sees a publication that covers it.
-	added := 0
 	for i := range rest {
 		e := &rest[i]
 		if e.Seq != rest[0].Seq+int64(i) {
-			h.buf = h.buf[:n] // nothing was published
-			return nil, false
+			return giveUp()
 		}
 		if !onSurface(e) {
 			continue
 		}
 		v := e.derived
 		m := v.of(e)
-		if m == nil || v.hist.Load() != nil {
-			h.buf = h.buf[:n] // nothing was published
-			return nil, false
+		if m == nil || (v != claimed && v.hist.Load() != nil) {
+			return giveUp()
 		}
 		if !usageOnly(e, m) {
 			h.buf = append(h.buf, *m)
-			added++
 		}
 	}
 	s := h.buf[:len(h.buf):len(h.buf)]
@@ -119,7 +132,7 @@ func extendHistory(h *history, n int, rest []Event) ([]content.Message, bool) {
 		// these events copy, with the same result. Its position is stored after its
 		// history, so a reader may see the history without the position (and copies),
 		// never a wrong position.
-		if v := e.derived; v.hist.CompareAndSwap(nil, h) {
+		if v := e.derived; v == claimed || v.hist.CompareAndSwap(nil, h) {
 			v.pos.Store(pos)
 		}
 	}
