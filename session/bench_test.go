@@ -382,22 +382,14 @@ func benchDeriveCold(b *testing.B, n int, evs []Event, derive func([]Event) ([]c
 	if _, _, err := warmUpDerive(evs, derive, warmUpLimit(allocates)); err != nil {
 		b.Fatal(err)
 	}
-	var wall time.Duration
 	var sum byte
 	gc0 := gcCycles()
-	for b.Loop() {
-		b.StopTimer()
+	timeEachCall(b, n, derive, func() []Event {
 		for i := 0; i < len(evict); i += 64 {
 			sum += evict[i]
 		}
-		b.StartTimer()
-		t0 := time.Now()
-		if _, err := derive(evs); err != nil {
-			b.Fatal(err)
-		}
-		wall += time.Since(t0)
-	}
-	b.ReportMetric(float64(wall.Nanoseconds())/float64(b.N)/float64(n), "ns/event")
+		return evs
+	})
 	b.ReportMetric(float64(gcCycles()-gc0)/float64(b.N), "gcs/op")
 	runtime.KeepAlive(sum) // the eviction's reads are used, so they are not optimized away
 }
@@ -559,15 +551,25 @@ func benchDeriveStep(b *testing.B, n int, m *Memory) {
 	runtime.GC()
 	b.ReportAllocs() // the timed calls' only: the appends run with the timer stopped
 	t := m.Len() / crashTurnEvents
+	timeEachCall(b, n, DeriveMessages, func() []Event {
+		appendCrashTurn(b, m, t)
+		t++
+		return m.Events()
+	})
+}
+
+// timeEachCall runs b's loop: before each call, with the timer stopped, prepare returns the
+// events to derive from; then one call of derive over them. It reports the calls' own wall
+// time per event of a log of n events (ns/op also counts the timer's stops and starts).
+func timeEachCall(b *testing.B, n int, derive func([]Event) ([]content.Message, error), prepare func() []Event) {
+	b.Helper()
 	var wall time.Duration
 	for b.Loop() {
 		b.StopTimer()
-		appendCrashTurn(b, m, t)
-		t++
-		evs := m.Events()
+		evs := prepare()
 		b.StartTimer()
 		t0 := time.Now()
-		if _, err := DeriveMessages(evs); err != nil {
+		if _, err := derive(evs); err != nil {
 			b.Fatal(err)
 		}
 		wall += time.Since(t0)

@@ -444,17 +444,7 @@ func TestDeriveMessagesKept(t *testing.T) {
 					t.Errorf("seq %d (%s) keeps no message", e.Seq, e.Type)
 				}
 			}
-			want, err := DeriveMessages(withoutKept(tc.evs))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := DeriveMessages(tc.evs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(want, got, equalObjects); diff != "" {
-				t.Fatalf("kept messages differ from the payloads' (-payloads +kept):\n%s", diff)
-			}
+			got, want := deriveLikePayloads(t, tc.evs)
 			again, _ := DeriveMessages(tc.evs)
 			if &again[0] != &got[0] || len(again) != len(got) || cap(got) != len(got) {
 				t.Errorf("a second derivation does not share the first's history (len %d cap %d)", len(got), cap(got))
@@ -522,19 +512,10 @@ func TestDeriveMessagesSharedHistory(t *testing.T) {
 					evs[k].derived = nil
 				}
 			case 3:
-				evs = append(evs[:rapid.IntRange(0, len(evs)).Draw(rt, "prefix")], logs[1].Events()...)
+				prefix := evs[:rapid.IntRange(0, len(evs)).Draw(rt, "prefix")]
+				evs = append(slices.Clone(prefix), logs[1].Events()...)
 			}
-			want, err := DeriveMessages(withoutKept(evs))
-			if err != nil {
-				rt.Fatal(err)
-			}
-			got, err := DeriveMessages(evs)
-			if err != nil {
-				rt.Fatal(err)
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				rt.Fatalf("DeriveMessages differs from the payloads' (-payloads +got):\n%s", diff)
-			}
+			got, want := deriveLikePayloads(rt, evs)
 			if cap(got) != len(got) {
 				rt.Fatalf("a result of %d messages has capacity %d", len(got), cap(got))
 			}
@@ -883,17 +864,7 @@ func TestWriteFloorMatchesDerive(t *testing.T) {
 func TestDeriveMessagesSelectionsKeepTheLogShared(t *testing.T) {
 	a, b := build(t, surfaceSamples()...), build(t, surfaceSamples()...)
 	for _, sel := range [][]Event{a[2:], append(slices.Clone(a[:2]), b...)} {
-		want, err := DeriveMessages(withoutKept(sel))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := DeriveMessages(sel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(want, got, equalObjects); diff != "" {
-			t.Fatalf("a selection derives differently (-payloads +got):\n%s", diff)
-		}
+		deriveLikePayloads(t, sel)
 	}
 	for name, evs := range map[string][]Event{"a": a, "b": b} {
 		if _, err := DeriveMessages(evs); err != nil {
@@ -903,4 +874,21 @@ func TestDeriveMessagesSelectionsKeepTheLogShared(t *testing.T) {
 			t.Errorf("log %s derives with %v allocations a call after the selections, want 0", name, allocs)
 		}
 	}
+}
+
+// deriveLikePayloads derives evs and checks that the result equals the derivation from
+// their payloads (the events without their kept messages); it returns both.
+func deriveLikePayloads(t interface{ Fatalf(string, ...any) }, evs []Event) (got, want []content.Message) {
+	want, err := DeriveMessages(withoutKept(evs))
+	if err != nil {
+		t.Fatalf("derive from the payloads: %v", err)
+	}
+	got, err = DeriveMessages(evs)
+	if err != nil {
+		t.Fatalf("DeriveMessages: %v", err)
+	}
+	if diff := cmp.Diff(want, got, equalObjects); diff != "" {
+		t.Fatalf("DeriveMessages differs from the derivation from payloads (-payloads +got):\n%s", diff)
+	}
+	return got, want
 }
