@@ -303,7 +303,11 @@ func TestToolListChangedResyncs(t *testing.T) {
 	if res := e.call(context.Background(), "mcp__bad__add_tool", `{"name":"fresh"}`); res.IsError {
 		t.Fatal(res.Error)
 	}
-	eventually(t, "the new tool", func() bool { return e.reg.Get("mcp__bad__fresh", nil) != nil })
+	// The registry makes a tool visible before it tells its listeners: wait for the change.
+	eventually(t, "the new tool's registry change", func() bool { return len(changed()) > 0 })
+	if e.reg.Get("mcp__bad__fresh", nil) == nil {
+		t.Fatal("mcp__bad__fresh is not registered after its registry change")
+	}
 	if got, want := changed(), []string{string(tool.ChangeRegistered) + " mcp__bad__fresh"}; !slices.Equal(got, want) {
 		t.Errorf("registry changes of the re-sync that added a tool = %q, want %q", got, want)
 	}
@@ -313,7 +317,10 @@ func TestToolListChangedResyncs(t *testing.T) {
 	if res := e.call(context.Background(), "mcp__bad__remove_tool", `{"name":"echo"}`); res.IsError {
 		t.Fatal(res.Error)
 	}
-	eventually(t, "echo to go", func() bool { return e.reg.Get("mcp__bad__echo", nil) == nil })
+	eventually(t, "echo's registry change", func() bool { return len(changed()) > 1 })
+	if e.reg.Get("mcp__bad__echo", nil) != nil {
+		t.Fatal("mcp__bad__echo is still registered after its registry change")
+	}
 	if got, want := changed()[1:], []string{string(tool.ChangeUnregistered) + " mcp__bad__echo"}; !slices.Equal(got, want) {
 		t.Errorf("registry changes of the re-sync that removed a tool = %q, want %q", got, want)
 	}
