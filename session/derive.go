@@ -60,11 +60,12 @@ func DeriveMessages(events []Event) ([]content.Message, error) {
 	n := 0
 	for i := range events {
 		e := &events[i]
-		if !onSurface(e) {
+		k := surfaceOf(e)
+		if k == kindNone {
 			continue
 		}
 		dst := &out[n]
-		if m := e.derived.of(e); m != nil {
+		if m := e.derived.of(e, k); m != nil {
 			if usageOnly(e, m) {
 				continue
 			}
@@ -134,13 +135,13 @@ func kindOf(typ string) surfaceKind {
 	return kindNone
 }
 
-// of returns the kept message of e, or nil when there is none or e's Type or Data is not
-// what it was derived from.
-func (v *derivation) of(e *Event) *content.Message {
+// of returns the kept message of e, whose surfaceKind is k, or nil when there is none or
+// e's type or Data is not what it was derived from.
+func (v *derivation) of(e *Event, k surfaceKind) *content.Message {
 	if v == nil {
 		return nil
 	}
-	if o, ok := e.Data.(*jsonv.Object); !ok || o != v.data || kindOf(e.Type) != v.kind {
+	if o, ok := e.Data.(*jsonv.Object); !ok || o != v.data || k != v.kind {
 		return nil
 	}
 	return &v.msg
@@ -164,15 +165,15 @@ func checkSurface(e *Event) error {
 }
 
 // onSurface reports whether e contributes a message to the model history.
-func onSurface(e *Event) bool {
+func onSurface(e *Event) bool { return surfaceOf(e) != kindNone }
+
+// surfaceOf returns the surfaceKind of e, kindNone when e contributes no message to the
+// model history.
+func surfaceOf(e *Event) surfaceKind {
 	if e.SurfaceOp != SurfaceAppend {
-		return false
+		return kindNone
 	}
-	switch e.Type {
-	case TypeUserMessage, TypeAssistantMessage, TypeToolResult:
-		return true
-	}
-	return false
+	return kindOf(e.Type)
 }
 
 // decodeSurface derives the message of one surface event with the event's general decoder.

@@ -440,7 +440,7 @@ func TestDeriveMessagesKept(t *testing.T) {
 	}{{"appended", appended}, {"loaded", loaded}, {"arena", parsed}} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, e := range tc.evs {
-				if onSurface(&e) && e.derived.of(&e) == nil {
+				if k := surfaceOf(&e); k != kindNone && e.derived.of(&e, k) == nil {
 					t.Errorf("seq %d (%s) keeps no message", e.Seq, e.Type)
 				}
 			}

@@ -36,11 +36,12 @@ func sharedHistory(events []Event) (msgs []content.Message, ok bool) {
 		if e.Seq != int64(i) {
 			return nil, false
 		}
-		if !onSurface(e) {
+		k := surfaceOf(e)
+		if k == kindNone {
 			continue
 		}
 		v := e.derived
-		m := v.of(e)
+		m := v.of(e, k)
 		if m == nil {
 			return nil, false
 		}
@@ -107,11 +108,12 @@ func extendHistory(h *history, n int, rest []Event) ([]content.Message, bool) {
 		if e.Seq != rest[0].Seq+int64(i) {
 			return giveUp()
 		}
-		if !onSurface(e) {
+		k := surfaceOf(e)
+		if k == kindNone {
 			continue
 		}
 		v := e.derived
-		m := v.of(e)
+		m := v.of(e, k)
 		if m == nil || (v != claimed && v.hist.Load() != nil) {
 			return giveUp()
 		}
